@@ -1,0 +1,12 @@
+//! ABI mirrors: the byte layouts clang (and rustc's offload codegen) emit and
+//! the constants of the libomptarget interface. No logic lives here except
+//! the pointer helpers in [`ptr`], which are the only place raw caller
+//! pointers become Rust values.
+
+pub mod libomp;
+pub mod map_type;
+pub mod ptr;
+pub mod types;
+
+pub use map_type::MapType;
+pub use types::*;

@@ -1,0 +1,201 @@
+//! The only helpers that turn raw pointers from C into Rust values. Each
+//! checks what can be checked (NULL, alignment, length overflow) and returns
+//! an error naming the problem instead of invoking undefined behaviour.
+
+use crate::abi::types::ident_t;
+use crate::error::{OffloadError, Result};
+use core::ffi::{CStr, c_char};
+
+/// Borrows `len` elements at `ptr`.
+///
+/// NULL with `len == 0` is an empty slice; NULL with `len > 0`, a misaligned
+/// pointer or a byte length over `isize::MAX` is an `InvalidArgument` naming
+/// `what`.
+///
+/// # Safety
+/// Unless NULL, `ptr` must point to `len` initialised `T` that stay valid and
+/// unmodified for `'a`.
+pub unsafe fn slice<'a, T>(ptr: *const T, len: usize, what: &str) -> Result<&'a [T]> {
+    if len == 0 {
+        return Ok(&[]);
+    }
+    if ptr.is_null() {
+        return Err(OffloadError::InvalidArgument(format!("{what} is NULL but {len} elements are expected")));
+    }
+    if !(ptr as usize).is_multiple_of(align_of::<T>()) {
+        return Err(OffloadError::InvalidArgument(format!("{what} at {ptr:p} is misaligned")));
+    }
+    if len.checked_mul(size_of::<T>()).is_none_or(|b| b > isize::MAX as usize) {
+        return Err(OffloadError::InvalidArgument(format!("{what}: {len} elements overflow")));
+    }
+    // SAFETY: non-NULL, aligned, length checked above; validity is the caller's contract.
+    Ok(unsafe { core::slice::from_raw_parts(ptr, len) })
+}
+
+/// Borrows the bytes `[begin, end)`.
+///
+/// # Safety
+/// Unless an error is returned for NULL/reversed bounds, the range must be
+/// readable memory that stays valid for `'a`.
+pub unsafe fn byte_range<'a>(begin: *const u8, end: *const u8, what: &str) -> Result<&'a [u8]> {
+    if begin.is_null() || end.is_null() {
+        if begin == end {
+            return Ok(&[]);
+        }
+        return Err(OffloadError::InvalidArgument(format!("{what}: one bound is NULL")));
+    }
+    let len = (end as usize)
+        .checked_sub(begin as usize)
+        .ok_or_else(|| OffloadError::InvalidArgument(format!("{what}: end {end:p} before start {begin:p}")))?;
+    // SAFETY: bounds checked; readability is the caller's contract.
+    unsafe { slice(begin, len, what) }
+}
+
+/// Reads a NUL-terminated string; NULL gives `None`. Invalid UTF-8 is replaced.
+///
+/// # Safety
+/// Unless NULL, `ptr` must point to a NUL-terminated string valid for the call.
+pub unsafe fn c_string(ptr: *const c_char) -> Option<String> {
+    if ptr.is_null() {
+        return None;
+    }
+    // SAFETY: non-NULL; NUL termination is the caller's contract.
+    Some(unsafe { CStr::from_ptr(ptr) }.to_string_lossy().into_owned())
+}
+
+/// The source location carried by an `ident_t`, split from its `psource`
+/// string `";file;function;line;col;;"`.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct SourceLoc {
+    pub file: String,
+    pub function: String,
+    pub line: u32,
+    pub column: u32,
+}
+
+impl SourceLoc {
+    /// Parses a `psource` string. Missing fields read as `unknown` / 0.
+    pub fn parse(psource: &str) -> Self {
+        let mut it = psource.split(';').skip(1);
+        let mut field = || it.next().filter(|s| !s.is_empty()).map(str::to_owned);
+        let file = field().unwrap_or_else(|| "unknown".into());
+        let function = field().unwrap_or_else(|| "unknown".into());
+        let line = field().and_then(|s| s.parse().ok()).unwrap_or(0);
+        let column = field().and_then(|s| s.parse().ok()).unwrap_or(0);
+        SourceLoc { file, function, line, column }
+    }
+
+    /// True when the compiler recorded a real location (built with `-g`).
+    pub fn is_available(&self) -> bool {
+        self.line != 0 || self.column != 0
+    }
+
+    /// Reads the location of an `ident_t`; NULL gives the unknown location.
+    ///
+    /// # Safety
+    /// Unless NULL, `loc` must point to a valid `ident_t` whose `psource` is
+    /// NULL or a NUL-terminated string.
+    pub unsafe fn from_ident(loc: *const ident_t) -> Self {
+        if loc.is_null() || !(loc as usize).is_multiple_of(align_of::<ident_t>()) {
+            return Self::parse("");
+        }
+        // SAFETY: non-NULL and aligned; validity is the caller's contract.
+        let psource = unsafe { (*loc).psource };
+        // SAFETY: psource is NULL or a C string, by the same contract.
+        Self::parse(&unsafe { c_string(psource) }.unwrap_or_default())
+    }
+}
+
+impl std::fmt::Display for SourceLoc {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}:{}:{}", self.file, self.line, self.column)
+    }
+}
+
+/// The variable name inside a `map_var_info_t` string `";name;file;line;col;;"`.
+pub fn var_name(info: &str) -> String {
+    info.split(';').nth(1).filter(|s| !s.is_empty()).unwrap_or("unknown").to_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_psource() {
+        let l = SourceLoc::parse(";dump.c;main;7;1;;");
+        assert_eq!((l.file.as_str(), l.line, l.column), ("dump.c", 7, 1));
+        assert!(l.is_available());
+        assert!(!SourceLoc::parse(";unknown;unknown;0;0;;").is_available());
+        assert_eq!(SourceLoc::parse("").to_string(), "unknown:0:0");
+        assert_eq!(SourceLoc::parse(";x;y;notanumber").line, 0);
+    }
+
+    #[test]
+    fn var_names() {
+        assert_eq!(var_name(";a[0:n];k.c;8;3;;"), "a[0:n]");
+        assert_eq!(var_name(""), "unknown");
+    }
+
+    #[test]
+    fn slice_checks() {
+        // SAFETY: NULL with zero length is never dereferenced.
+        assert!(unsafe { slice::<u64>(core::ptr::null(), 0, "x") }.unwrap().is_empty());
+        // SAFETY: the NULL pointer is rejected before use.
+        assert!(unsafe { slice::<u64>(core::ptr::null(), 3, "x") }.is_err());
+        let v = [1u64, 2];
+        let mis = (v.as_ptr() as usize + 1) as *const u64;
+        // SAFETY: the misaligned pointer is rejected before use.
+        assert!(unsafe { slice(mis, 1, "x") }.is_err());
+    }
+}
+
+/// Bytes owned by the program (a registered device image) that stay valid
+/// until the descriptor that named them is unregistered.
+#[derive(Debug, Clone, Copy)]
+pub struct ProgramBytes {
+    ptr: usize,
+    len: usize,
+}
+
+impl ProgramBytes {
+    /// Records `[begin, end)` after checking the bounds.
+    ///
+    /// # Safety
+    /// The range must stay readable and unchanged for as long as the value
+    /// (or any copy) is used; the libomptarget ABI guarantees this for images
+    /// until `__tgt_unregister_lib`.
+    pub unsafe fn new(begin: *const u8, end: *const u8, what: &str) -> Result<Self> {
+        // SAFETY: forwarded contract; only the bounds are checked here.
+        let s = unsafe { byte_range(begin, end, what)? };
+        Ok(ProgramBytes { ptr: s.as_ptr() as usize, len: s.len() })
+    }
+
+    /// Wraps bytes with static lifetime (tests, embedded images).
+    pub fn from_static(b: &'static [u8]) -> Self {
+        ProgramBytes { ptr: b.as_ptr() as usize, len: b.len() }
+    }
+
+    /// The bytes.
+    pub fn as_slice(&self) -> &[u8] {
+        if self.len == 0 {
+            return &[];
+        }
+        // SAFETY: constructed from a checked, readable range whose validity the
+        // constructor's caller guaranteed for the value's lifetime.
+        unsafe { core::slice::from_raw_parts(self.ptr as *const u8, self.len) }
+    }
+}
+
+/// Name and declaration location of a `map_var_info_t` (0 = none):
+/// (`name`, `file:line:col`).
+///
+/// # Safety
+/// `info` must be 0 or the address of a NUL-terminated string that outlives
+/// the call (compiler-emitted name strings are static).
+pub unsafe fn var_info(info: usize) -> (String, String) {
+    // SAFETY: forwarded contract.
+    let s = unsafe { c_string(info as *const c_char) }.unwrap_or_default();
+    let loc = SourceLoc::parse(&format!(";{}", s.split(';').skip(2).collect::<Vec<_>>().join(";")));
+    (var_name(&s), loc.to_string())
+}

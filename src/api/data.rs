@@ -1,0 +1,281 @@
+//! `target data` / `enter data` / `exit data` / `update` entry points with
+//! their `_nowait` and legacy forms, and the mapper-component services
+//! (abi-reference §1.3.2, §6.6–§6.12).
+
+use super::boundary::{value_entry, void_entry};
+use crate::abi::ptr::{self, SourceLoc};
+use crate::abi::{MapType, ident_t, map_var_info_t};
+use crate::error::{OffloadError, Result};
+use crate::runtime::data::{self, MapArg, MapperComponents};
+use crate::runtime::{self, launch};
+use core::ffi::c_void;
+
+/// The argument arrays of a data or kernel call, as passed by compiled code.
+#[derive(Clone, Copy)]
+pub(crate) struct RawArgs {
+    pub num: i32,
+    pub bases: *mut *mut c_void,
+    pub begins: *mut *mut c_void,
+    pub sizes: *mut i64,
+    pub types: *mut i64,
+    pub names: *mut map_var_info_t,
+    pub mappers: *mut *mut c_void,
+}
+
+impl RawArgs {
+    /// Copies the arrays into typed entries. NULL `names`/`mappers` arrays are allowed.
+    ///
+    /// # Safety
+    /// Each non-NULL array must hold `num` elements.
+    pub(crate) unsafe fn read(&self) -> Result<Vec<MapArg>> {
+        let n = usize::try_from(self.num).map_err(|_| OffloadError::InvalidArgument(format!("negative argument count {}", self.num)))?;
+        // SAFETY (all five): each array holds `n` elements by the caller's contract; NULL is checked.
+        let bases = unsafe { ptr::slice(self.bases as *const usize, n, "ArgsBase")? };
+        // SAFETY: as above.
+        let begins = unsafe { ptr::slice(self.begins as *const usize, n, "Args")? };
+        // SAFETY: as above.
+        let sizes = unsafe { ptr::slice(self.sizes as *const i64, n, "ArgSizes")? };
+        // SAFETY: as above.
+        let types = unsafe { ptr::slice(self.types as *const i64, n, "ArgTypes")? };
+        // SAFETY: as above; a NULL names array means "no names".
+        let names = if self.names.is_null() { &[][..] } else { unsafe { ptr::slice(self.names as *const usize, n, "ArgNames")? } };
+        // SAFETY: as above; a NULL mappers array means "no mappers".
+        let mappers = if self.mappers.is_null() { &[][..] } else { unsafe { ptr::slice(self.mappers as *const usize, n, "ArgMappers")? } };
+        Ok((0..n)
+            .map(|i| MapArg {
+                base: bases[i],
+                begin: begins[i],
+                size: sizes[i],
+                ty: MapType(types[i] as u64),
+                name: names.get(i).copied().unwrap_or(0),
+                mapper: mappers.get(i).copied().unwrap_or(0),
+            })
+            .collect())
+    }
+
+    /// Writes `use_device_ptr`/`use_device_addr` results back into `ArgsBase`.
+    ///
+    /// # Safety
+    /// `bases` must hold `args.len()` writable elements.
+    pub(crate) unsafe fn write_back_bases(&self, args: &[MapArg]) {
+        for (i, a) in args.iter().enumerate() {
+            if a.ty.any(MapType::RETURN_PARAM) {
+                // SAFETY: i < num, and ArgsBase is the compiler's writable local array.
+                unsafe { *self.bases.add(i) = a.base as *mut c_void };
+            }
+        }
+    }
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum DataOp {
+    Begin,
+    End,
+    Update,
+}
+
+/// `targetData`: checks the device, runs one data operation, applies the policy.
+///
+/// # Safety
+/// `loc` is NULL or a valid `ident_t`; `raw` satisfies [`RawArgs::read`].
+unsafe fn target_data(name: &'static str, loc: *const ident_t, device_id: i64, raw: RawArgs, op: DataOp) {
+    void_entry(name, || {
+        // SAFETY: forwarded contract.
+        let src = unsafe { SourceLoc::from_ident(loc) };
+        let rt = runtime::get();
+        let Some(id) = rt.check_device(device_id, &src) else {
+            crate::debug!("{name}: not offloading to device {device_id}");
+            return Ok(());
+        };
+        // SAFETY: forwarded contract.
+        let mut args = unsafe { raw.read()? };
+        let dev = rt.device_or_fatal(id);
+        let header = match op {
+            DataOp::Begin => "Entering OpenMP data region with being_mapper",
+            DataOp::End => "Exiting OpenMP data region with end_mapper",
+            DataOp::Update => "Updating data within the OpenMP data region with update_mapper",
+        };
+        launch::print_args(dev.id, &format!("{header} at {src} with {} arguments:", args.len()), &args);
+        crate::debug!("{name}: device {id}, {} arguments", args.len());
+        let rc = match op {
+            DataOp::Begin => {
+                let mut st = data::BeginState::default();
+                data::data_begin(rt, &dev, &mut args, false, &mut st).and_then(|_| data::process_attach(&dev, &st))
+            }
+            DataOp::End => {
+                let mut post = Vec::new();
+                data::data_end(&dev, &args, false, &mut post).and_then(|_| data::finish_end(&dev, post))
+            }
+            DataOp::Update => data::data_update(&dev, &args, false),
+        };
+        if rc.is_ok() && op == DataOp::Begin {
+            // SAFETY: same arrays as read above.
+            unsafe { raw.write_back_bases(&args) };
+        }
+        rt.handle_outcome(rc.is_ok(), &src);
+        Ok(())
+    })
+}
+
+macro_rules! data_exports {
+    ($op:expr, $mapper:ident, $nowait_mapper:ident, $legacy:ident, $legacy_nowait:ident) => {
+        /// Data operation with mappers (the form clang emits).
+        ///
+        /// # Safety
+        /// `loc` is NULL or a valid `ident_t`; each non-NULL array holds `arg_num` elements.
+        #[unsafe(no_mangle)]
+        pub unsafe extern "C" fn $mapper(
+            loc: *mut ident_t,
+            device_id: i64,
+            arg_num: i32,
+            args_base: *mut *mut c_void,
+            args: *mut *mut c_void,
+            arg_sizes: *mut i64,
+            arg_types: *mut i64,
+            arg_names: *mut map_var_info_t,
+            arg_mappers: *mut *mut c_void,
+        ) {
+            let raw = RawArgs { num: arg_num, bases: args_base, begins: args, sizes: arg_sizes, types: arg_types, names: arg_names, mappers: arg_mappers };
+            // SAFETY: forwarded contract.
+            unsafe { target_data(stringify!($mapper), loc, device_id, raw, $op) }
+        }
+
+        /// `nowait` form: the compiler wraps it in a target task that carries
+        /// the dependences, so they are ignored here and the call completes
+        /// before returning.
+        ///
+        /// # Safety
+        /// As the non-`nowait` form.
+        #[unsafe(no_mangle)]
+        pub unsafe extern "C" fn $nowait_mapper(
+            loc: *mut ident_t,
+            device_id: i64,
+            arg_num: i32,
+            args_base: *mut *mut c_void,
+            args: *mut *mut c_void,
+            arg_sizes: *mut i64,
+            arg_types: *mut i64,
+            arg_names: *mut map_var_info_t,
+            arg_mappers: *mut *mut c_void,
+            _dep_num: i32,
+            _dep_list: *mut c_void,
+            _noalias_dep_num: i32,
+            _noalias_dep_list: *mut c_void,
+        ) {
+            // SAFETY: forwarded contract.
+            unsafe { $mapper(loc, device_id, arg_num, args_base, args, arg_sizes, arg_types, arg_names, arg_mappers) }
+        }
+
+        /// Legacy form without location, names and mappers.
+        ///
+        /// # Safety
+        /// Each non-NULL array holds `arg_num` elements.
+        #[unsafe(no_mangle)]
+        pub unsafe extern "C" fn $legacy(
+            device_id: i64,
+            arg_num: i32,
+            args_base: *mut *mut c_void,
+            args: *mut *mut c_void,
+            arg_sizes: *mut i64,
+            arg_types: *mut i64,
+        ) {
+            // SAFETY: forwarded contract.
+            unsafe {
+                $mapper(core::ptr::null_mut(), device_id, arg_num, args_base, args, arg_sizes, arg_types, core::ptr::null_mut(), core::ptr::null_mut())
+            }
+        }
+
+        /// Legacy `nowait` form; dependences ignored.
+        ///
+        /// # Safety
+        /// Each non-NULL array holds `arg_num` elements.
+        #[unsafe(no_mangle)]
+        pub unsafe extern "C" fn $legacy_nowait(
+            device_id: i64,
+            arg_num: i32,
+            args_base: *mut *mut c_void,
+            args: *mut *mut c_void,
+            arg_sizes: *mut i64,
+            arg_types: *mut i64,
+            _dep_num: i32,
+            _dep_list: *mut c_void,
+            _noalias_dep_num: i32,
+            _noalias_dep_list: *mut c_void,
+        ) {
+            // SAFETY: forwarded contract.
+            unsafe { $legacy(device_id, arg_num, args_base, args, arg_sizes, arg_types) }
+        }
+    };
+}
+
+data_exports!(
+    DataOp::Begin,
+    __tgt_target_data_begin_mapper,
+    __tgt_target_data_begin_nowait_mapper,
+    __tgt_target_data_begin,
+    __tgt_target_data_begin_nowait
+);
+data_exports!(
+    DataOp::End,
+    __tgt_target_data_end_mapper,
+    __tgt_target_data_end_nowait_mapper,
+    __tgt_target_data_end,
+    __tgt_target_data_end_nowait
+);
+data_exports!(
+    DataOp::Update,
+    __tgt_target_data_update_mapper,
+    __tgt_target_data_update_nowait_mapper,
+    __tgt_target_data_update,
+    __tgt_target_data_update_nowait
+);
+
+/// Checks a mapper handle received from C.
+///
+/// # Safety
+/// `handle` is NULL or a pointer the runtime passed to a mapper function.
+unsafe fn components<'a>(handle: *mut c_void) -> Result<&'a mut MapperComponents> {
+    if handle.is_null() || !(handle as usize).is_multiple_of(align_of::<MapperComponents>()) {
+        return Err(OffloadError::InvalidArgument("mapper handle is NULL or misaligned".into()));
+    }
+    // SAFETY: non-NULL and aligned; the runtime passed this pointer to the
+    // mapper, which is running now (it is the only user).
+    let c = unsafe { &mut *(handle as *mut MapperComponents) };
+    if !c.is_valid() {
+        return Err(OffloadError::InvalidArgument("not a mapper handle of this runtime".into()));
+    }
+    Ok(c)
+}
+
+/// Number of components a mapper has pushed so far.
+///
+/// # Safety
+/// `rt_mapper_handle` is the handle the runtime passed to the running mapper.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn __tgt_mapper_num_components(rt_mapper_handle: *mut c_void) -> i64 {
+    value_entry("__tgt_mapper_num_components", 0, || {
+        // SAFETY: forwarded contract.
+        Ok(unsafe { components(rt_mapper_handle)? }.args.len() as i64)
+    })
+}
+
+/// Appends one component to a mapper's list.
+///
+/// # Safety
+/// `rt_mapper_handle` is the handle the runtime passed to the running mapper.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn __tgt_push_mapper_component(
+    rt_mapper_handle: *mut c_void,
+    base: *mut c_void,
+    begin: *mut c_void,
+    size: i64,
+    ty: i64,
+    name: *mut c_void,
+) {
+    void_entry("__tgt_push_mapper_component", || {
+        // SAFETY: forwarded contract.
+        let c = unsafe { components(rt_mapper_handle)? };
+        c.args.push(MapArg { base: base as usize, begin: begin as usize, size, ty: MapType(ty as u64), name: name as usize, mapper: 0 });
+        Ok(())
+    })
+}

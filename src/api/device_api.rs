@@ -1,0 +1,359 @@
+//! The `omp_*` / `llvm_omp_*` device API exports (abi-reference §1.3.6,
+//! §1.3.7, §9). Shims over `runtime::device_api`.
+
+use super::boundary::{int_entry, ptr_entry, value_entry, void_entry};
+use crate::abi::{omp_depend_t, ptr};
+use crate::env::diag;
+use crate::error::{OffloadError, Result};
+use crate::plugins::AllocKind;
+use crate::runtime;
+use core::ffi::{c_char, c_int, c_void};
+
+/// Number of offload devices.
+#[unsafe(no_mangle)]
+pub extern "C" fn omp_get_num_devices() -> c_int {
+    value_entry("omp_get_num_devices", 0, || Ok(runtime::get().num_devices() as c_int))
+}
+
+/// Same as `omp_get_num_devices`; libomp looks this name up first, so its
+/// own `omp_get_num_devices` reaches this runtime whatever the load order.
+#[unsafe(no_mangle)]
+pub extern "C" fn __tgt_get_num_devices() -> c_int {
+    omp_get_num_devices()
+}
+
+/// The initial (host) device number, equal to the number of devices.
+#[unsafe(no_mangle)]
+pub extern "C" fn omp_get_initial_device() -> c_int {
+    omp_get_num_devices()
+}
+
+/// On the host: the initial device number.
+#[unsafe(no_mangle)]
+pub extern "C" fn omp_get_device_num() -> c_int {
+    omp_get_initial_device()
+}
+
+/// Allocates device memory (NULL for size 0 or on failure).
+#[unsafe(no_mangle)]
+pub extern "C" fn omp_target_alloc(size: usize, device_num: c_int) -> *mut c_void {
+    ptr_entry("omp_target_alloc", || Ok(runtime::get().target_alloc(size, device_num as i64, AllocKind::Default) as *mut c_void))
+}
+
+/// Frees memory from `omp_target_alloc`.
+///
+/// # Safety
+/// `device_ptr` is NULL or was returned by `omp_target_alloc` for `device_num`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn omp_target_free(device_ptr: *mut c_void, device_num: c_int) {
+    void_entry("omp_target_free", || {
+        runtime::get().target_free(device_ptr as usize, device_num as i64, AllocKind::Default);
+        Ok(())
+    })
+}
+
+macro_rules! alloc_kind_exports {
+    ($alloc:ident, $free:ident, $kind:expr) => {
+        /// Allocation of a specific kind (LLVM extension).
+        #[unsafe(no_mangle)]
+        pub extern "C" fn $alloc(size: usize, device_num: c_int) -> *mut c_void {
+            ptr_entry(stringify!($alloc), || Ok(runtime::get().target_alloc(size, device_num as i64, $kind) as *mut c_void))
+        }
+
+        /// Frees memory of the matching allocation function.
+        ///
+        /// # Safety
+        /// `ptr` is NULL or was returned by the matching allocation for `device_num`.
+        #[unsafe(no_mangle)]
+        pub unsafe extern "C" fn $free(ptr: *mut c_void, device_num: c_int) {
+            void_entry(stringify!($free), || {
+                runtime::get().target_free(ptr as usize, device_num as i64, $kind);
+                Ok(())
+            })
+        }
+    };
+}
+alloc_kind_exports!(llvm_omp_target_alloc_device, llvm_omp_target_free_device, AllocKind::Device);
+alloc_kind_exports!(llvm_omp_target_alloc_host, llvm_omp_target_free_host, AllocKind::Host);
+alloc_kind_exports!(llvm_omp_target_alloc_shared, llvm_omp_target_free_shared, AllocKind::Shared);
+
+/// 1 when `ptr` is mapped on the device.
+#[unsafe(no_mangle)]
+pub extern "C" fn omp_target_is_present(ptr: *const c_void, device_num: c_int) -> c_int {
+    value_entry("omp_target_is_present", 0, || Ok(runtime::get().target_is_present(ptr as usize, device_num as i64) as c_int))
+}
+
+/// 1 when the device can access the host range directly.
+#[unsafe(no_mangle)]
+pub extern "C" fn omp_target_is_accessible(ptr: *const c_void, size: usize, device_num: c_int) -> c_int {
+    value_entry("omp_target_is_accessible", 0, || {
+        Ok(runtime::get().target_is_accessible(ptr as usize, size, device_num as i64) as c_int)
+    })
+}
+
+/// Copies between host and device memory.
+///
+/// # Safety
+/// `dst`/`src` (plus offsets) address `length` bytes on their devices.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn omp_target_memcpy(
+    dst: *mut c_void,
+    src: *const c_void,
+    length: usize,
+    dst_offset: usize,
+    src_offset: usize,
+    dst_device: c_int,
+    src_device: c_int,
+) -> c_int {
+    int_entry("omp_target_memcpy", || {
+        Ok(runtime::get().target_memcpy(dst as usize, src as usize, length, dst_offset, src_offset, dst_device as i64, src_device as i64))
+    })
+}
+
+/// Copies a rectangular sub-volume.
+///
+/// # Safety
+/// The arrays hold `num_dims` elements; the buffers cover the described volumes.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn omp_target_memcpy_rect(
+    dst: *mut c_void,
+    src: *const c_void,
+    element_size: usize,
+    num_dims: c_int,
+    volume: *const usize,
+    dst_offsets: *const usize,
+    src_offsets: *const usize,
+    dst_dimensions: *const usize,
+    src_dimensions: *const usize,
+    dst_device: c_int,
+    src_device: c_int,
+) -> c_int {
+    int_entry("omp_target_memcpy_rect", || {
+        if dst.is_null() && src.is_null() {
+            return Ok(c_int::MAX);
+        }
+        let invalid = || {
+            diag::report("Call to omp_target_memcpy_rect with invalid arguments");
+            Ok(-1)
+        };
+        if element_size == 0 || num_dims <= 0 || dst.is_null() || src.is_null() {
+            return invalid();
+        }
+        let n = num_dims as usize;
+        let arrays = [volume, dst_offsets, src_offsets, dst_dimensions, src_dimensions];
+        if arrays.iter().any(|a| a.is_null()) {
+            return invalid();
+        }
+        // SAFETY: each array holds `num_dims` elements (caller's contract).
+        let s: Vec<&[usize]> = arrays.iter().map(|&a| unsafe { ptr::slice(a, n, "memcpy_rect array") }).collect::<Result<_>>()?;
+        let rt = runtime::get();
+        let (_, _) = (rt.api_target(dst_device as i64), rt.api_target(src_device as i64));
+        Ok(rt.target_memcpy_rect(dst as usize, src as usize, element_size, s[0], s[1], s[2], s[3], s[4], dst_device as i64, src_device as i64))
+    })
+}
+
+fn deps_unsupported(name: &'static str, count: c_int) -> Result<()> {
+    if count > 0 {
+        return Err(OffloadError::NotImplemented(match name {
+            "omp_target_memcpy_async" => "omp_target_memcpy_async with depend objects",
+            "omp_target_memcpy_rect_async" => "omp_target_memcpy_rect_async with depend objects",
+            _ => "omp_target_memset_async with depend objects",
+        }));
+    }
+    Ok(())
+}
+
+/// Asynchronous copy. Without depend objects it completes before returning
+/// (a valid schedule of the task it describes).
+///
+/// # Safety
+/// As `omp_target_memcpy`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn omp_target_memcpy_async(
+    dst: *mut c_void,
+    src: *const c_void,
+    length: usize,
+    dst_offset: usize,
+    src_offset: usize,
+    dst_device: c_int,
+    src_device: c_int,
+    depobj_count: c_int,
+    _depobj_list: *mut omp_depend_t,
+) -> c_int {
+    int_entry("omp_target_memcpy_async", || {
+        deps_unsupported("omp_target_memcpy_async", depobj_count)?;
+        // SAFETY: forwarded contract.
+        Ok(unsafe { omp_target_memcpy(dst, src, length, dst_offset, src_offset, dst_device, src_device) })
+    })
+}
+
+/// Asynchronous rectangular copy (completes before returning without depend objects).
+///
+/// # Safety
+/// As `omp_target_memcpy_rect`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn omp_target_memcpy_rect_async(
+    dst: *mut c_void,
+    src: *const c_void,
+    element_size: usize,
+    num_dims: c_int,
+    volume: *const usize,
+    dst_offsets: *const usize,
+    src_offsets: *const usize,
+    dst_dimensions: *const usize,
+    src_dimensions: *const usize,
+    dst_device: c_int,
+    src_device: c_int,
+    depobj_count: c_int,
+    _depobj_list: *mut omp_depend_t,
+) -> c_int {
+    int_entry("omp_target_memcpy_rect_async", || {
+        deps_unsupported("omp_target_memcpy_rect_async", depobj_count)?;
+        // SAFETY: forwarded contract.
+        Ok(unsafe {
+            omp_target_memcpy_rect(
+                dst, src, element_size, num_dims, volume, dst_offsets, src_offsets, dst_dimensions, src_dimensions, dst_device, src_device,
+            )
+        })
+    })
+}
+
+/// Fills device memory; returns `ptr`.
+///
+/// # Safety
+/// `ptr` addresses `num_bytes` bytes on `device_num`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn omp_target_memset(ptr: *mut c_void, byte_val: c_int, num_bytes: usize, device_num: c_int) -> *mut c_void {
+    void_entry("omp_target_memset", || {
+        runtime::get().target_memset(ptr as usize, byte_val, num_bytes, device_num as i64);
+        Ok(())
+    });
+    ptr
+}
+
+/// Asynchronous fill (completes before returning without depend objects).
+///
+/// # Safety
+/// As `omp_target_memset`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn omp_target_memset_async(
+    ptr: *mut c_void,
+    byte_val: c_int,
+    num_bytes: usize,
+    device_num: c_int,
+    depobj_count: c_int,
+    _depobj_list: *mut omp_depend_t,
+) -> *mut c_void {
+    ptr_entry("omp_target_memset_async", || {
+        deps_unsupported("omp_target_memset_async", depobj_count)?;
+        // SAFETY: forwarded contract.
+        Ok(unsafe { omp_target_memset(ptr, byte_val, num_bytes, device_num) })
+    })
+}
+
+/// Associates a device buffer with a host address.
+#[unsafe(no_mangle)]
+pub extern "C" fn omp_target_associate_ptr(
+    host_ptr: *const c_void,
+    device_ptr: *const c_void,
+    size: usize,
+    device_offset: usize,
+    device_num: c_int,
+) -> c_int {
+    int_entry("omp_target_associate_ptr", || {
+        Ok(runtime::get().associate_ptr(host_ptr as usize, device_ptr as usize, size, device_offset, device_num as i64))
+    })
+}
+
+/// Removes an association made by `omp_target_associate_ptr`.
+#[unsafe(no_mangle)]
+pub extern "C" fn omp_target_disassociate_ptr(host_ptr: *const c_void, device_num: c_int) -> c_int {
+    int_entry("omp_target_disassociate_ptr", || Ok(runtime::get().disassociate_ptr(host_ptr as usize, device_num as i64)))
+}
+
+/// The device address mapped to `ptr`, or NULL.
+#[unsafe(no_mangle)]
+pub extern "C" fn omp_get_mapped_ptr(ptr: *const c_void, device_num: c_int) -> *mut c_void {
+    ptr_entry("omp_get_mapped_ptr", || Ok(runtime::get().get_mapped_ptr(ptr as usize, device_num as i64) as *mut c_void))
+}
+
+/// The UID string of a device (a static string; never freed).
+#[unsafe(no_mangle)]
+pub extern "C" fn omp_get_uid_from_device(device_num: c_int) -> *const c_char {
+    ptr_entry("omp_get_uid_from_device", || {
+        let uid = runtime::get().uid_of(device_num as i64);
+        Ok(intern(uid).as_ptr() as *mut c_char)
+    })
+}
+
+/// Keeps one NUL-terminated copy of each UID string alive for the process.
+fn intern(s: String) -> &'static std::ffi::CStr {
+    use std::collections::HashMap;
+    use std::sync::{LazyLock, Mutex};
+    static UIDS: LazyLock<Mutex<HashMap<String, &'static std::ffi::CStr>>> = LazyLock::new(Default::default);
+    let mut m = UIDS.lock().unwrap_or_else(|p| p.into_inner());
+    m.entry(s.clone()).or_insert_with(|| Box::leak(std::ffi::CString::new(s).unwrap_or_default().into_boxed_c_str()))
+}
+
+/// The device number of a UID, or `omp_invalid_device`.
+///
+/// # Safety
+/// `device_uid` is NULL or a NUL-terminated string.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn omp_get_device_from_uid(device_uid: *const c_char) -> c_int {
+    value_entry("omp_get_device_from_uid", crate::abi::OMP_INVALID_DEVICE, || {
+        // SAFETY: forwarded contract.
+        match unsafe { ptr::c_string(device_uid) } {
+            None => Ok(crate::abi::OMP_INVALID_DEVICE),
+            Some(uid) => Ok(runtime::get().device_of_uid(&uid)),
+        }
+    })
+}
+
+/// Page-locks host memory for faster transfers; the host plugin needs none.
+#[unsafe(no_mangle)]
+pub extern "C" fn llvm_omp_target_lock_mem(ptr: *mut c_void, size: usize, device_num: c_int) -> *mut c_void {
+    ptr_entry("llvm_omp_target_lock_mem", || {
+        let _ = (size, runtime::get().api_target(device_num as i64));
+        Ok(ptr)
+    })
+}
+
+/// Undoes `llvm_omp_target_lock_mem`.
+#[unsafe(no_mangle)]
+pub extern "C" fn llvm_omp_target_unlock_mem(ptr: *mut c_void, device_num: c_int) {
+    void_entry("llvm_omp_target_unlock_mem", || {
+        let _ = (ptr, runtime::get().api_target(device_num as i64));
+        Ok(())
+    })
+}
+
+/// Host stub of the device-side dynamic shared memory query: NULL.
+#[unsafe(no_mangle)]
+pub extern "C" fn llvm_omp_target_dynamic_shared_alloc() -> *mut c_void {
+    core::ptr::null_mut()
+}
+
+/// Prints every device's mapping table to stdout.
+#[unsafe(no_mangle)]
+pub extern "C" fn ompx_dump_mapping_tables() {
+    void_entry("ompx_dump_mapping_tables", || {
+        runtime::get().dump_tables("libomptarget:0:0", true);
+        Ok(())
+    })
+}
+
+/// Prints the plugin's description of a device; returns 1.
+#[unsafe(no_mangle)]
+pub extern "C" fn __tgt_print_device_info(device_id: i64) -> c_int {
+    value_entry("__tgt_print_device_info", 1, || {
+        runtime::get().print_device_info(device_id)?;
+        Ok(1)
+    })
+}
+
+/// Sets the `LIBOMPTARGET_INFO` mask at run time.
+#[unsafe(no_mangle)]
+pub extern "C" fn __tgt_set_info_flag(new_info_level: u32) {
+    crate::env::config().set_info(new_info_level);
+}

@@ -1,0 +1,419 @@
+//! Kernel launch: `__tgt_target_kernel` and the legacy `__tgt_target*` forms
+//! that forward to it (abi-reference §4).
+
+use super::boundary::{int_entry, void_entry};
+use super::data::RawArgs;
+use crate::abi::ptr::SourceLoc;
+use crate::abi::{self, __tgt_kernel_arguments, ident_t, map_var_info_t};
+use crate::env::diag;
+use crate::error::{OffloadError, Result};
+use crate::runtime::{self, launch::LaunchRequest};
+use core::ffi::c_void;
+
+/// The first 64 bytes every kernel-arguments version has.
+#[repr(C)]
+#[derive(Clone, Copy)]
+struct KernelArgsV1 {
+    version: u32,
+    num_args: u32,
+    bases: *mut *mut c_void,
+    begins: *mut *mut c_void,
+    sizes: *mut i64,
+    types: *mut i64,
+    names: *mut *mut c_void,
+    mappers: *mut *mut c_void,
+    tripcount: u64,
+}
+const _: () = assert!(size_of::<KernelArgsV1>() == abi::KERNEL_ARGS_V1_SIZE);
+
+/// Reads a kernel-arguments struct of any version into a request upgraded
+/// the way 22.1's `upgradeKernelArgs` does, applying its write-backs
+/// (`NumTeams[0] = 1` for `-1`, zero dims 1/2 become 1) to the caller's struct.
+///
+/// # Safety
+/// `args` points to a kernel-arguments struct of the version it declares,
+/// writable for Version >= 2.
+unsafe fn read_kernel_args(args: *mut __tgt_kernel_arguments, num_teams: i32, thread_limit: i32) -> Result<(LaunchRequest, RawArgs)> {
+    if args.is_null() || !(args as usize).is_multiple_of(8) {
+        return Err(OffloadError::InvalidArgument("kernel arguments pointer is NULL or misaligned".into()));
+    }
+    // SAFETY: every version starts with these 64 bytes (caller's contract).
+    let head = unsafe { *(args as *const KernelArgsV1) };
+    let raw = RawArgs {
+        num: i32::try_from(head.num_args).map_err(|_| OffloadError::InvalidArgument(format!("NumArgs {} too large", head.num_args)))?,
+        bases: head.bases,
+        begins: head.begins,
+        sizes: head.sizes,
+        types: head.types,
+        names: head.names as *mut map_var_info_t,
+        mappers: head.mappers,
+    };
+    // SAFETY: the arrays hold NumArgs elements (caller's contract).
+    let map_args = unsafe { raw.read()? };
+    let unspecified = |v: i32| if v < 0 { 0 } else { v as u32 };
+    let mut req = if head.version >= 2 {
+        // SAFETY: Version >= 2 structs are the full 104 bytes and writable.
+        let full = unsafe { &mut *args };
+        if num_teams == -1 {
+            full.NumTeams[0] = 1;
+        }
+        for d in 1..3 {
+            if full.NumTeams[d] == 0 {
+                full.NumTeams[d] = 1;
+            }
+            if full.ThreadLimit[d] == 0 {
+                full.ThreadLimit[d] = 1;
+            }
+        }
+        if head.version > 3 {
+            crate::debug!("kernel arguments version {} is newer than 3; used as version 3", head.version);
+        }
+        LaunchRequest {
+            version: head.version,
+            args: map_args,
+            tripcount: head.tripcount,
+            flags: full.Flags,
+            num_teams: full.NumTeams,
+            thread_limit: full.ThreadLimit,
+            dyn_cgroup_mem: full.DynCGroupMem,
+        }
+    } else {
+        // Versions 0 and 1 end after Tripcount: their Flags are never read.
+        LaunchRequest {
+            version: head.version,
+            args: map_args,
+            tripcount: head.tripcount,
+            flags: 0,
+            num_teams: [if num_teams == -1 { 1 } else { unspecified(num_teams) }, 1, 1],
+            thread_limit: [unspecified(thread_limit), 1, 1],
+            dyn_cgroup_mem: 0,
+        }
+    };
+    let unknown = req.flags & !(abi::KERNEL_FLAGS_KNOWN | abi::KERNEL_FLAG_STRICT_BLOCKS);
+    if unknown != 0 {
+        crate::debug!("kernel arguments: ignoring unknown flag bits {unknown:#x}");
+        req.flags &= !unknown;
+    }
+    Ok((req, raw))
+}
+
+/// Launches the kernel registered for `host_ptr` (its region id).
+///
+/// Returns 0 when the region ran on the device; -1 tells the caller to run
+/// the host version (offloading disabled, the initial device, or no devices).
+/// Failures during an offload attempt abort as LLVM 22.1 does.
+///
+/// # Safety
+/// `loc` is NULL or a valid `ident_t`; `args` points to a kernel-arguments
+/// struct of its declared version whose arrays hold `NumArgs` elements.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn __tgt_target_kernel(
+    loc: *mut ident_t,
+    device_id: i64,
+    num_teams: i32,
+    thread_limit: i32,
+    host_ptr: *mut c_void,
+    args: *mut __tgt_kernel_arguments,
+) -> i32 {
+    int_entry("__tgt_target_kernel", || {
+        // SAFETY: forwarded contract.
+        let src = unsafe { SourceLoc::from_ident(loc) };
+        let rt = runtime::get();
+        let Some(id) = rt.check_device(device_id, &src) else {
+            crate::debug!("__tgt_target_kernel: not offloading to device {device_id}");
+            return Ok(abi::OFFLOAD_FAIL);
+        };
+        // SAFETY: forwarded contract.
+        let (mut req, _raw) = unsafe { read_kernel_args(args, num_teams, thread_limit)? };
+        let dev = rt.device_or_fatal(id);
+        runtime::launch::print_args(
+            dev.id,
+            &format!("Entering OpenMP kernel at {src} with {} arguments:", req.args.len()),
+            &req.args,
+        );
+        crate::debug!(
+            "__tgt_target_kernel: region {:#x} on device {id}, version {}, {} args, teams {:?}, threads {:?}",
+            host_ptr as usize,
+            req.version,
+            req.args.len(),
+            req.num_teams,
+            req.thread_limit
+        );
+        let rc = rt.launch(&dev, host_ptr as usize, &mut req);
+        if let Ok(out) = &rc
+            && req.version >= 2
+        {
+            // SAFETY: Version >= 2 structs are writable (checked in read_kernel_args).
+            unsafe { (*args).NumArgs = out.kernel_params };
+        }
+        rt.handle_outcome(rc.is_ok(), &src);
+        Ok(abi::OFFLOAD_SUCCESS)
+    })
+}
+
+/// Legacy `nowait` launch; the dependences are carried by the enclosing task.
+///
+/// # Safety
+/// As [`__tgt_target_kernel`].
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn __tgt_target_kernel_nowait(
+    loc: *mut ident_t,
+    device_id: i64,
+    num_teams: i32,
+    thread_limit: i32,
+    host_ptr: *mut c_void,
+    args: *mut __tgt_kernel_arguments,
+    _dep_num: i32,
+    _dep_list: *mut c_void,
+    _noalias_dep_num: i32,
+    _noalias_dep_list: *mut c_void,
+) -> i32 {
+    // SAFETY: forwarded contract.
+    unsafe { __tgt_target_kernel(loc, device_id, num_teams, thread_limit, host_ptr, args) }
+}
+
+/// Builds the Version 1 struct the legacy shims pass to `__tgt_target_kernel`.
+#[allow(clippy::too_many_arguments)] // The legacy ABI's argument list.
+fn legacy_args(
+    arg_num: i32,
+    args_base: *mut *mut c_void,
+    args: *mut *mut c_void,
+    arg_sizes: *mut i64,
+    arg_types: *mut i64,
+    arg_names: *mut map_var_info_t,
+    arg_mappers: *mut *mut c_void,
+) -> __tgt_kernel_arguments {
+    __tgt_kernel_arguments {
+        Version: 1,
+        NumArgs: arg_num.max(0) as u32,
+        ArgBasePtrs: args_base,
+        ArgPtrs: args,
+        ArgSizes: arg_sizes,
+        ArgTypes: arg_types,
+        ArgNames: arg_names,
+        ArgMappers: arg_mappers,
+        Tripcount: 0,
+        Flags: 0,
+        NumTeams: [0; 3],
+        ThreadLimit: [0; 3],
+        DynCGroupMem: 0,
+    }
+}
+
+/// Legacy teams launch with mappers.
+///
+/// # Safety
+/// `loc` is NULL or valid; each non-NULL array holds `arg_num` elements.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn __tgt_target_teams_mapper(
+    loc: *mut ident_t,
+    device_id: i64,
+    host_ptr: *mut c_void,
+    arg_num: i32,
+    args_base: *mut *mut c_void,
+    args: *mut *mut c_void,
+    arg_sizes: *mut i64,
+    arg_types: *mut i64,
+    arg_names: *mut map_var_info_t,
+    arg_mappers: *mut *mut c_void,
+    num_teams: i32,
+    thread_limit: i32,
+) -> i32 {
+    let mut ka = legacy_args(arg_num, args_base, args, arg_sizes, arg_types, arg_names, arg_mappers);
+    // SAFETY: `ka` is a live Version 1 struct over the caller's arrays.
+    unsafe { __tgt_target_kernel(loc, device_id, num_teams, thread_limit, host_ptr, &mut ka) }
+}
+
+/// Legacy launch without teams, with mappers.
+///
+/// # Safety
+/// As [`__tgt_target_teams_mapper`].
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn __tgt_target_mapper(
+    loc: *mut ident_t,
+    device_id: i64,
+    host_ptr: *mut c_void,
+    arg_num: i32,
+    args_base: *mut *mut c_void,
+    args: *mut *mut c_void,
+    arg_sizes: *mut i64,
+    arg_types: *mut i64,
+    arg_names: *mut map_var_info_t,
+    arg_mappers: *mut *mut c_void,
+) -> i32 {
+    // SAFETY: forwarded contract.
+    unsafe {
+        __tgt_target_teams_mapper(loc, device_id, host_ptr, arg_num, args_base, args, arg_sizes, arg_types, arg_names, arg_mappers, -1, -1)
+    }
+}
+
+/// Legacy launch.
+///
+/// # Safety
+/// Each non-NULL array holds `arg_num` elements.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn __tgt_target(
+    device_id: i64,
+    host_ptr: *mut c_void,
+    arg_num: i32,
+    args_base: *mut *mut c_void,
+    args: *mut *mut c_void,
+    arg_sizes: *mut i64,
+    arg_types: *mut i64,
+) -> i32 {
+    let null = core::ptr::null_mut();
+    // SAFETY: forwarded contract.
+    unsafe { __tgt_target_mapper(null, device_id, host_ptr, arg_num, args_base, args, arg_sizes, arg_types, null.cast(), null.cast()) }
+}
+
+/// Legacy teams launch.
+///
+/// # Safety
+/// Each non-NULL array holds `arg_num` elements.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn __tgt_target_teams(
+    device_id: i64,
+    host_ptr: *mut c_void,
+    arg_num: i32,
+    args_base: *mut *mut c_void,
+    args: *mut *mut c_void,
+    arg_sizes: *mut i64,
+    arg_types: *mut i64,
+    num_teams: i32,
+    thread_limit: i32,
+) -> i32 {
+    let null = core::ptr::null_mut();
+    // SAFETY: forwarded contract.
+    unsafe {
+        __tgt_target_teams_mapper(null, device_id, host_ptr, arg_num, args_base, args, arg_sizes, arg_types, null.cast(), null.cast(), num_teams, thread_limit)
+    }
+}
+
+/// Legacy `nowait` launch; dependences ignored.
+///
+/// # Safety
+/// Each non-NULL array holds `arg_num` elements.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn __tgt_target_nowait(
+    device_id: i64,
+    host_ptr: *mut c_void,
+    arg_num: i32,
+    args_base: *mut *mut c_void,
+    args: *mut *mut c_void,
+    arg_sizes: *mut i64,
+    arg_types: *mut i64,
+    _dep_num: i32,
+    _dep_list: *mut c_void,
+    _noalias_dep_num: i32,
+    _noalias_dep_list: *mut c_void,
+) -> i32 {
+    // SAFETY: forwarded contract.
+    unsafe { __tgt_target(device_id, host_ptr, arg_num, args_base, args, arg_sizes, arg_types) }
+}
+
+/// Legacy `nowait` launch with mappers; dependences ignored.
+///
+/// # Safety
+/// As [`__tgt_target_mapper`].
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn __tgt_target_nowait_mapper(
+    loc: *mut ident_t,
+    device_id: i64,
+    host_ptr: *mut c_void,
+    arg_num: i32,
+    args_base: *mut *mut c_void,
+    args: *mut *mut c_void,
+    arg_sizes: *mut i64,
+    arg_types: *mut i64,
+    arg_names: *mut map_var_info_t,
+    arg_mappers: *mut *mut c_void,
+    _dep_num: i32,
+    _dep_list: *mut c_void,
+    _noalias_dep_num: i32,
+    _noalias_dep_list: *mut c_void,
+) -> i32 {
+    // SAFETY: forwarded contract.
+    unsafe { __tgt_target_mapper(loc, device_id, host_ptr, arg_num, args_base, args, arg_sizes, arg_types, arg_names, arg_mappers) }
+}
+
+/// Legacy teams `nowait` launch; dependences ignored.
+///
+/// # Safety
+/// Each non-NULL array holds `arg_num` elements.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn __tgt_target_teams_nowait(
+    device_id: i64,
+    host_ptr: *mut c_void,
+    arg_num: i32,
+    args_base: *mut *mut c_void,
+    args: *mut *mut c_void,
+    arg_sizes: *mut i64,
+    arg_types: *mut i64,
+    num_teams: i32,
+    thread_limit: i32,
+    _dep_num: i32,
+    _dep_list: *mut c_void,
+    _noalias_dep_num: i32,
+    _noalias_dep_list: *mut c_void,
+) -> i32 {
+    // SAFETY: forwarded contract.
+    unsafe { __tgt_target_teams(device_id, host_ptr, arg_num, args_base, args, arg_sizes, arg_types, num_teams, thread_limit) }
+}
+
+/// Legacy teams `nowait` launch with mappers; dependences ignored.
+///
+/// # Safety
+/// As [`__tgt_target_teams_mapper`].
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn __tgt_target_teams_nowait_mapper(
+    loc: *mut ident_t,
+    device_id: i64,
+    host_ptr: *mut c_void,
+    arg_num: i32,
+    args_base: *mut *mut c_void,
+    args: *mut *mut c_void,
+    arg_sizes: *mut i64,
+    arg_types: *mut i64,
+    arg_names: *mut map_var_info_t,
+    arg_mappers: *mut *mut c_void,
+    num_teams: i32,
+    thread_limit: i32,
+    _dep_num: i32,
+    _dep_list: *mut c_void,
+    _noalias_dep_num: i32,
+    _noalias_dep_list: *mut c_void,
+) -> i32 {
+    // SAFETY: forwarded contract.
+    unsafe {
+        __tgt_target_teams_mapper(
+            loc, device_id, host_ptr, arg_num, args_base, args, arg_sizes, arg_types, arg_names, arg_mappers, num_teams, thread_limit,
+        )
+    }
+}
+
+/// Legacy no-op.
+#[unsafe(no_mangle)]
+pub extern "C" fn __kmpc_push_target_tripcount(_device_id: i64, _loop_tripcount: u64) {}
+
+/// Legacy no-op.
+#[unsafe(no_mangle)]
+pub extern "C" fn __kmpc_push_target_tripcount_mapper(_loc: *mut ident_t, _device_id: i64, _loop_tripcount: u64) {}
+
+/// Completes a target task's asynchronous work. This runtime finishes every
+/// region before returning, so a valid handle is already complete.
+///
+/// # Safety
+/// `async_handle` is NULL or points to the task's handle slot.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn __tgt_target_nowait_query(async_handle: *mut *mut c_void) {
+    void_entry("__tgt_target_nowait_query", || {
+        // SAFETY: checked for NULL and alignment; the slot is libomp's.
+        let slot = unsafe { crate::abi::ptr::slice(async_handle as *const *mut c_void, 1, "async handle")? };
+        if async_handle.is_null() || slot[0].is_null() {
+            diag::fatal(1, "Receive an invalid async handle from the current OpenMP task. Is this a target nowait region?");
+        }
+        // SAFETY: non-NULL, aligned slot owned by the calling task.
+        unsafe { *async_handle = core::ptr::null_mut() };
+        Ok(())
+    })
+}

@@ -1,0 +1,124 @@
+//! User-facing output in LLVM 22.1's formats (abi-reference §4.7, §8.5) and
+//! the one failure policy. Nothing else in the crate prints to the user or
+//! ends the process.
+
+use crate::abi::ptr::SourceLoc;
+use crate::env::config;
+use std::io::Write;
+use std::sync::atomic::{AtomicU8, Ordering};
+
+/// `LIBOMPTARGET_DEBUG` trace line. Costs one load and branch when off.
+#[macro_export]
+macro_rules! debug {
+    ($($arg:tt)*) => {
+        if $crate::env::config().debug {
+            $crate::env::diag::debug_line(format_args!($($arg)*));
+        }
+    };
+}
+
+#[doc(hidden)]
+pub fn debug_line(args: std::fmt::Arguments<'_>) {
+    let _ = writeln!(std::io::stderr().lock(), "omptarget-rs debug: {args}");
+}
+
+/// `omptarget message: ...` (MESSAGE).
+pub fn message(text: &str) {
+    let _ = writeln!(std::io::stderr().lock(), "omptarget message: {text}");
+}
+
+/// `omptarget error: ...` (REPORT / FAILURE_MESSAGE).
+pub fn report(text: &str) {
+    let _ = writeln!(std::io::stderr().lock(), "omptarget error: {text}");
+}
+
+/// `omptarget device <d> info: ...` when `bits` are enabled in LIBOMPTARGET_INFO.
+pub fn info(bits: u32, device: usize, text: impl FnOnce() -> String) {
+    if config().info_on(bits) {
+        let _ = writeln!(std::io::stderr().lock(), "omptarget device {device} info: {}", text());
+    }
+}
+
+/// `"PluginInterface" device <d> info: ...` for plugin-level INFO lines.
+pub fn plugin_info(bits: u32, device: usize, text: impl FnOnce() -> String) {
+    if config().info_on(bits) {
+        let _ = writeln!(std::io::stderr().lock(), "\"PluginInterface\" device {device} info: {}", text());
+    }
+}
+
+/// `omptarget fatal error <code>: ...` then `abort()`, optionally prefixed by
+/// the source location.
+pub fn fatal(code: i64, text: &str) -> ! {
+    let _ = writeln!(std::io::stderr().lock(), "omptarget fatal error {code}: {text}");
+    std::process::abort()
+}
+
+/// The fatal error LLVM raises for a device number out of range.
+pub fn fatal_bad_device(device: i64, available: usize) -> ! {
+    fatal(device, &format!("\"invalid value\" device number '{device}' out of range, only {available} devices available"))
+}
+
+/// The offload policy (`OffloadPolicy`): computed once on first use.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Policy {
+    Disabled,
+    Mandatory,
+}
+
+const UNSET: u8 = 0;
+static POLICY: AtomicU8 = AtomicU8::new(UNSET);
+
+/// The policy, computing it on first use from libomp's `OMP_TARGET_OFFLOAD`
+/// value (0 disabled, 1 default, 2 mandatory) and the device count: the
+/// default becomes mandatory when at least one device exists.
+pub fn policy(target_offload: impl FnOnce() -> i32, num_devices: impl FnOnce() -> usize) -> Policy {
+    match POLICY.load(Ordering::Acquire) {
+        1 => return Policy::Disabled,
+        2 => return Policy::Mandatory,
+        _ => {}
+    }
+    let p = match target_offload() {
+        0 => Policy::Disabled,
+        2 => Policy::Mandatory,
+        _ if num_devices() > 0 => Policy::Mandatory,
+        _ => Policy::Disabled,
+    };
+    POLICY.store(if p == Policy::Disabled { 1 } else { 2 }, Ordering::Release);
+    p
+}
+
+/// What `handleTargetOutcome` does after an offload attempt. `dump_tables`
+/// prints the mapping tables (INFO 0x4) and returns true when it did.
+pub fn target_outcome(success: bool, policy: Policy, loc: &SourceLoc, dump_tables: impl FnOnce(&SourceLoc) -> bool) {
+    match (policy, success) {
+        (Policy::Disabled, true) => fatal(1, "expected no offloading while offloading is disabled"),
+        (Policy::Disabled, false) => {}
+        (Policy::Mandatory, true) => {
+            if config().info_on(crate::env::config::info::DUMP_TABLE) {
+                dump_tables(loc);
+            }
+        }
+        (Policy::Mandatory, false) => {
+            if !(config().info_on(crate::env::config::info::DUMP_TABLE) && dump_tables(loc)) {
+                report("Consult https://openmp.llvm.org/design/Runtimes.html for debugging options.");
+            }
+            fatal_at(loc, 1, "failure of target construct while offloading is mandatory")
+        }
+    }
+}
+
+/// A fatal error with the source-location prefix LLVM prints (or its
+/// "not present" note when built without `-g`).
+pub fn fatal_at(loc: &SourceLoc, code: i64, text: &str) -> ! {
+    if loc.is_available() {
+        let _ = write!(std::io::stderr().lock(), "{loc}: ");
+    } else {
+        report("Source location information not present. Compile with -g or -gline-tables-only.");
+    }
+    fatal(code, text)
+}
+
+/// Formats a pointer the way LLVM's `DPxMOD` does: `0x` + 16 hex digits.
+pub fn ptr(p: impl Into<u64>) -> String {
+    format!("0x{:016x}", p.into())
+}

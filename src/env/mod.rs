@@ -1,0 +1,7 @@
+//! Environment and diagnostics: configuration read once, debug/info output,
+//! user-facing messages in LLVM's format, and the failure policy.
+
+pub mod config;
+pub mod diag;
+
+pub use config::config;

@@ -1,0 +1,188 @@
+//! The host plugin ("generic ELF 64-bit", abi-reference §10.2): four devices
+//! that run x86-64 shared-object images on the calling thread. Device memory
+//! is separate `malloc` memory, so mapping semantics are observable exactly
+//! as with LLVM's host plugin.
+//!
+//! Images are loaded from an anonymous `memfd` (no files are left in /tmp,
+//! unlike LLVM 22.1); each device loads its own copy so each device has its
+//! own copy of every global.
+
+mod call;
+
+use super::{AllocKind, ImageHandle, KernelHandle, LaunchDims, Plugin};
+use crate::error::{OffloadError, Result};
+use crate::runtime::image::{elf_ident, elf_symbol_size, machine};
+use parking_lot::Mutex;
+use std::ffi::CString;
+
+/// Number of devices LLVM's host plugin exposes.
+pub const NUM_DEVICES: usize = 4;
+
+struct LoadedImage {
+    handle: libloading::os::unix::Library,
+    /// Kept for symbol-size checks of globals.
+    bytes: Vec<u8>,
+}
+
+/// The host plugin.
+#[derive(Default)]
+pub struct HostPlugin {
+    /// Loaded images, never unloaded: kernels may run until process exit.
+    images: Mutex<Vec<&'static LoadedImage>>,
+}
+
+fn load_error(what: String) -> OffloadError {
+    OffloadError::BadImage(format!("failed to load target image: {what}"))
+}
+
+impl HostPlugin {
+    fn image(&self, handle: ImageHandle) -> Result<&'static LoadedImage> {
+        self.images.lock().get(handle).copied().ok_or_else(|| OffloadError::Internal(format!("unknown image handle {handle}")))
+    }
+
+    /// Writes `bytes` to an anonymous memory file and returns a path that
+    /// `dlopen` accepts, plus the descriptor to close after loading.
+    fn memfd_with(bytes: &[u8], device: usize) -> Result<(String, libc::c_int)> {
+        let name = CString::new(format!("omptarget-rs-image-dev{device}")).expect("invariant: no NUL");
+        // SAFETY: `name` is a valid C string; flags are valid for memfd_create.
+        let fd = unsafe { libc::memfd_create(name.as_ptr(), libc::MFD_CLOEXEC) };
+        if fd < 0 {
+            return Err(load_error(format!("memfd_create: {}", std::io::Error::last_os_error())));
+        }
+        let mut written = 0;
+        while written < bytes.len() {
+            let rest = &bytes[written..];
+            // SAFETY: `rest` is a valid readable buffer of `rest.len()` bytes; fd is open.
+            let n = unsafe { libc::write(fd, rest.as_ptr().cast(), rest.len()) };
+            if n <= 0 {
+                let err = std::io::Error::last_os_error();
+                // SAFETY: fd was returned by memfd_create above and not closed yet.
+                unsafe { libc::close(fd) };
+                return Err(load_error(format!("writing the image to memfd: {err}")));
+            }
+            written += n as usize;
+        }
+        Ok((format!("/proc/self/fd/{fd}"), fd))
+    }
+}
+
+impl Plugin for HostPlugin {
+    fn name(&self) -> &'static str {
+        "x86_64"
+    }
+
+    fn is_compatible(&self, image: &[u8]) -> bool {
+        elf_ident(image).is_ok_and(|e| e.machine == machine::X86_64)
+    }
+
+    fn number_of_devices(&self) -> usize {
+        NUM_DEVICES
+    }
+
+    fn load_binary(&self, device: usize, image: &[u8]) -> Result<ImageHandle> {
+        let (path, fd) = Self::memfd_with(image, device)?;
+        // SAFETY: loading a shared object runs its constructors; the image was
+        // registered by the program as its own device code for this target.
+        let lib = unsafe {
+            libloading::os::unix::Library::open(Some(&path), libc::RTLD_NOW | libc::RTLD_LOCAL)
+        };
+        // SAFETY: fd is ours; the loaded mapping keeps its own reference.
+        unsafe { libc::close(fd) };
+        let handle = lib.map_err(|e| load_error(e.to_string()))?;
+        let loaded: &'static LoadedImage = Box::leak(Box::new(LoadedImage { handle, bytes: image.to_vec() }));
+        let mut images = self.images.lock();
+        images.push(loaded);
+        crate::debug!("host plugin: loaded image of {} bytes on device {device} as handle {}", image.len(), images.len() - 1);
+        Ok(images.len() - 1)
+    }
+
+    fn get_function(&self, _device: usize, image: ImageHandle, name: &str) -> Result<KernelHandle> {
+        let img = self.image(image)?;
+        // SAFETY: the symbol is only used as an address; it is called through
+        // `call_kernel` whose contract the runtime upholds.
+        let sym = unsafe { img.handle.get::<*const ()>(name.as_bytes()) };
+        match sym {
+            Ok(s) => Ok(s.as_raw_ptr() as u64),
+            Err(_) => Err(OffloadError::MissingSymbol { lib: "the device image".into(), symbol: name.into() }),
+        }
+    }
+
+    fn get_global(&self, _device: usize, image: ImageHandle, name: &str, size: u64) -> Result<u64> {
+        let img = self.image(image)?;
+        if let Some(elf_size) = elf_symbol_size(&img.bytes, name)
+            && elf_size != size
+            && elf_size != 0
+        {
+            return Err(OffloadError::BadImage(format!(
+                "transfer failed because global symbol '{name}' has {elf_size} bytes in the ELF image but {size} bytes on the host"
+            )));
+        }
+        // SAFETY: the symbol is only used as an address.
+        let sym = unsafe { img.handle.get::<*const ()>(name.as_bytes()) };
+        match sym {
+            Ok(s) => Ok(s.as_raw_ptr() as u64),
+            Err(_) => Err(OffloadError::MissingSymbol {
+                lib: "the device image".into(),
+                symbol: format!("failed to find global symbol '{name}' in the ELF image"),
+            }),
+        }
+    }
+
+    fn alloc(&self, _device: usize, size: u64, _kind: AllocKind) -> Result<u64> {
+        let bytes = usize::try_from(size).map_err(|_| OffloadError::OutOfDeviceMemory { bytes: size })?;
+        // SAFETY: malloc accepts any size; NULL is handled below.
+        let p = unsafe { libc::malloc(bytes.max(1)) };
+        if p.is_null() { Err(OffloadError::OutOfDeviceMemory { bytes: size }) } else { Ok(p as u64) }
+    }
+
+    fn free(&self, _device: usize, ptr: u64, _kind: AllocKind) -> Result<()> {
+        // SAFETY: the runtime frees only pointers this plugin's `alloc` returned, once.
+        unsafe { libc::free(ptr as usize as *mut libc::c_void) };
+        Ok(())
+    }
+
+    unsafe fn submit(&self, _device: usize, dst: u64, src: usize, size: u64) -> Result<()> {
+        // SAFETY: src is readable (caller's contract); dst is a device
+        // allocation of this plugin, i.e. host memory of at least `size` bytes.
+        unsafe { std::ptr::copy(src as *const u8, dst as usize as *mut u8, size as usize) };
+        Ok(())
+    }
+
+    unsafe fn retrieve(&self, _device: usize, dst: usize, src: u64, size: u64) -> Result<()> {
+        // SAFETY: dst is writable (caller's contract); src is a device allocation.
+        unsafe { std::ptr::copy(src as usize as *const u8, dst as *mut u8, size as usize) };
+        Ok(())
+    }
+
+    fn exchange(&self, _src_device: usize, src: u64, _dst_device: usize, dst: u64, size: u64) -> Result<()> {
+        // SAFETY: both are device addresses of this plugin, i.e. host memory,
+        // with `size` bytes as the runtime checked.
+        unsafe { std::ptr::copy(src as usize as *const u8, dst as usize as *mut u8, size as usize) };
+        Ok(())
+    }
+
+    fn memset(&self, _device: usize, ptr: u64, value: u8, size: u64) -> Result<()> {
+        // SAFETY: ptr is a device address (host memory) of at least `size` bytes.
+        unsafe { std::ptr::write_bytes(ptr as usize as *mut u8, value, size as usize) };
+        Ok(())
+    }
+
+    fn launch(&self, device: usize, kernel: KernelHandle, name: &str, args: &[u64], _dims: &LaunchDims) -> Result<()> {
+        crate::env::diag::plugin_info(crate::env::config::info::PLUGIN_KERNEL, device, || {
+            format!("Launching kernel {name} with [1,1,1] blocks and [1,1,1] threads in Generic mode")
+        });
+        crate::debug!("host plugin: calling {name} at {kernel:#x} with {} arguments {args:x?}", args.len());
+        // SAFETY: `kernel` was resolved from a loaded image as a kernel symbol;
+        // clang's host kernels take only pointer-sized parameters.
+        unsafe { call::call_kernel(kernel as usize, args) };
+        Ok(())
+    }
+
+    fn uid(&self, device: usize) -> String {
+        format!("x86_64-{device}")
+    }
+
+    fn device_info(&self, device: usize) -> String {
+        format!("    Device Type    Generic-elf-64bit\n    UID            {}\n", self.uid(device))
+    }
+}

@@ -1,0 +1,82 @@
+//! Device back-ends behind one trait. The runtime only talks to [`Plugin`];
+//! each plugin owns its driver state and numbers its devices from 0.
+//!
+//! Host addresses cross this trait as plain `usize` and device addresses as
+//! `u64`; the methods that touch host memory are `unsafe` and say what the
+//! caller must guarantee.
+
+pub mod host;
+
+use crate::error::Result;
+
+/// Allocation kinds (`TargetAllocTy`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AllocKind {
+    Device,
+    Host,
+    Shared,
+    Default,
+}
+
+/// An image loaded on one device (opaque to the runtime).
+pub type ImageHandle = usize;
+/// A kernel resolved in a loaded image (its address or driver handle).
+pub type KernelHandle = u64;
+
+/// Grid the runtime asks a plugin to launch.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LaunchDims {
+    pub teams: [u32; 3],
+    pub threads: [u32; 3],
+    pub dyn_shared_bytes: u32,
+    pub tripcount: u64,
+}
+
+/// One device back-end.
+pub trait Plugin: Send + Sync {
+    /// Short name used in messages (`x86_64`, `cuda`, `amdgpu`).
+    fn name(&self) -> &'static str;
+    /// Whether the plugin can run this (inner, unwrapped) image at all. Must
+    /// not initialise any driver unless the image targets this plugin.
+    fn is_compatible(&self, image: &[u8]) -> bool;
+    /// Number of devices; may initialise the driver on first call.
+    fn number_of_devices(&self) -> usize;
+    /// Whether `device` can run `image` (architecture checks).
+    fn is_device_compatible(&self, _device: usize, _image: &[u8]) -> bool {
+        true
+    }
+    /// Loads an image on a device.
+    fn load_binary(&self, device: usize, image: &[u8]) -> Result<ImageHandle>;
+    /// Resolves a kernel by name in a loaded image.
+    fn get_function(&self, device: usize, image: ImageHandle, name: &str) -> Result<KernelHandle>;
+    /// Resolves a global by name; `size` is the host's view of its size.
+    fn get_global(&self, device: usize, image: ImageHandle, name: &str, size: u64) -> Result<u64>;
+    /// Allocates device memory; `size` > 0.
+    fn alloc(&self, device: usize, size: u64, kind: AllocKind) -> Result<u64>;
+    /// Frees memory returned by [`Plugin::alloc`].
+    fn free(&self, device: usize, ptr: u64, kind: AllocKind) -> Result<()>;
+    /// Copies host → device.
+    ///
+    /// # Safety
+    /// `[src, src+size)` must be readable host memory for the call.
+    unsafe fn submit(&self, device: usize, dst: u64, src: usize, size: u64) -> Result<()>;
+    /// Copies device → host.
+    ///
+    /// # Safety
+    /// `[dst, dst+size)` must be writable host memory for the call.
+    unsafe fn retrieve(&self, device: usize, dst: usize, src: u64, size: u64) -> Result<()>;
+    /// Copies device → device within this plugin, when supported directly.
+    fn exchange(&self, src_device: usize, src: u64, dst_device: usize, dst: u64, size: u64) -> Result<()>;
+    /// Fills device memory with a byte.
+    fn memset(&self, device: usize, ptr: u64, value: u8, size: u64) -> Result<()>;
+    /// Launches a kernel with pointer-sized arguments and waits for it.
+    fn launch(&self, device: usize, kernel: KernelHandle, name: &str, args: &[u64], dims: &LaunchDims) -> Result<()>;
+    /// Whether the device can access the host range directly.
+    fn is_accessible(&self, _device: usize, _ptr: usize, _size: u64) -> bool {
+        false
+    }
+    /// Unique id string of a device (`omp_get_uid_from_device`).
+    fn uid(&self, device: usize) -> String;
+    /// Text printed by `__tgt_print_device_info`.
+    fn device_info(&self, device: usize) -> String;
+}

@@ -1,0 +1,682 @@
+//! Data motion for map-entering, map-exiting and update constructs
+//! (abi-reference §6.5–§6.12): `targetDataBegin`, `targetDataEnd`,
+//! `targetDataUpdate`, pointer attachment and user-defined mappers.
+//!
+//! Host memory is touched only through the device's plugin (copies) and
+//! through pointer reads/writes the ABI makes the caller responsible for
+//! (`PTR_AND_OBJ` bases, shadow-pointer restoration).
+
+use super::Runtime;
+use super::device::Device;
+use super::mapping::{Lookup, MapEntry, Shadow};
+use crate::abi::MapType;
+use crate::env::config::info;
+use crate::env::diag::{self, ptr};
+use crate::error::{OffloadError, Result};
+use crate::plugins::AllocKind;
+use std::sync::Arc;
+
+/// One entry of the argument arrays of a data or kernel call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MapArg {
+    pub base: usize,
+    pub begin: usize,
+    pub size: i64,
+    pub ty: MapType,
+    /// `map_var_info_t` (0 = none).
+    pub name: usize,
+    /// User-defined mapper function (0 = none).
+    pub mapper: usize,
+}
+
+impl MapArg {
+    fn size_u(&self) -> u64 {
+        self.size.max(0) as u64
+    }
+    fn var_name(&self) -> String {
+        name_of(self.name)
+    }
+}
+
+fn name_of(info: usize) -> String {
+    // SAFETY: names are compiler-emitted static strings (or 0).
+    unsafe { crate::abi::ptr::var_info(info) }.0
+}
+
+/// The component list a user-defined mapper fills through
+/// `__tgt_push_mapper_component`. Tagged so foreign handles are rejected.
+#[derive(Debug)]
+pub struct MapperComponents {
+    tag: u64,
+    pub args: Vec<MapArg>,
+}
+
+const MAPPER_TAG: u64 = 0x6f6d_7074_6d61_7070;
+
+impl MapperComponents {
+    fn new() -> Self {
+        MapperComponents { tag: MAPPER_TAG, args: Vec::new() }
+    }
+    /// Checks a handle received from C.
+    pub fn is_valid(&self) -> bool {
+        self.tag == MAPPER_TAG
+    }
+}
+
+/// Signature of a clang-generated mapper function.
+type MapperFn = unsafe extern "C" fn(*mut core::ffi::c_void, usize, usize, i64, i64, usize);
+
+/// Runs a user-defined mapper on one argument and returns its components.
+fn run_mapper(arg: &MapArg) -> Vec<MapArg> {
+    let mut comps = MapperComponents::new();
+    // SAFETY: `arg.mapper` is a mapper function clang generated for this
+    // argument (ArgMappers[i]); it only calls back into
+    // `__tgt_push_mapper_component` with the handle we pass.
+    let f: MapperFn = unsafe { core::mem::transmute::<usize, MapperFn>(arg.mapper) };
+    // SAFETY: see above; `comps` outlives the call.
+    unsafe { f((&mut comps as *mut MapperComponents).cast(), arg.base, arg.begin, arg.size, arg.ty.0 as i64, arg.name) };
+    crate::debug!("mapper {:#x} produced {} components", arg.mapper, comps.args.len());
+    comps.args
+}
+
+/// A pointer-attachment request deferred to the end of a construct.
+#[derive(Debug, Clone, Copy)]
+struct Attach {
+    ptr_addr: usize,
+    pointee_begin: usize,
+    ptr_size: u64,
+    always: bool,
+}
+
+/// State of one map-entering construct.
+#[derive(Debug, Default)]
+pub struct BeginState {
+    attach: Vec<Attach>,
+    /// Host ranges allocated by this construct (for ATTACH decisions).
+    new_allocs: Vec<(usize, usize)>,
+}
+
+/// The outcome of `getTargetPointer`.
+#[derive(Debug, Clone)]
+pub struct TargetPointer {
+    /// Device address of the host begin (host address for host pointers).
+    pub tgt: u64,
+    pub entry: Option<Arc<MapEntry>>,
+    pub is_new: bool,
+    pub is_host: bool,
+}
+
+/// Inputs of `getTargetPointer`.
+struct GetTarget {
+    begin: usize,
+    base: usize,
+    padding: u64,
+    size: u64,
+    name: usize,
+    to: bool,
+    always: bool,
+    implicit: bool,
+    update_ref: bool,
+    close: bool,
+    present: bool,
+    hold: bool,
+}
+
+fn refcount_str(c: u64) -> String {
+    if c == super::mapping::INF { "INF".into() } else { c.to_string() }
+}
+
+/// `getTargetPointer`: find or create the mapping of `[begin, +size)`.
+/// `Ok(None)` is LLVM's NULL result (message already printed).
+fn get_target_pointer(rt: &Runtime, dev: &Device, g: &GetTarget) -> Result<Option<TargetPointer>> {
+    let found = dev.table.lookup(g.begin, g.size);
+    let reuse = match &found {
+        Lookup::Contained(e) => Some(e.clone()),
+        Lookup::Extends(e) if g.implicit => Some(e.clone()),
+        _ => None,
+    };
+    let mut tp = if let Some(e) = reuse {
+        let (action, is_new) = if g.update_ref {
+            e.inc(g.hold);
+            (" (incremented)", false)
+        } else {
+            (" (update suppressed)", e.total() == 1)
+        };
+        diag::info(info::MAPPING_EXISTS, dev.id, || {
+            format!(
+                "Mapping exists{} with HstPtrBegin={}, TgtPtrBegin={}, Size={}, DynRefCount={}{}, HoldRefCount={}{}, Name={}",
+                if g.implicit { " (implicit)" } else { "" },
+                ptr(g.begin as u64),
+                ptr(e.tgt_of(g.begin)),
+                g.size,
+                refcount_str(e.dyn_count()),
+                if g.hold { "" } else { action },
+                refcount_str(e.hold_count()),
+                if g.hold { action } else { "" },
+                name_of(g.name)
+            )
+        });
+        TargetPointer { tgt: e.tgt_of(g.begin), entry: Some(e), is_new, is_host: false }
+    } else if let Lookup::Extends(e) = &found {
+        diag::message(&format!(
+            "explicit extension not allowed: host address specified is {} ({} bytes), but device allocation maps to host at {} ({} bytes)",
+            ptr(g.begin as u64),
+            g.size,
+            ptr(e.host_begin as u64),
+            e.size()
+        ));
+        crate::debug!(
+            "conflicting entry: host [{:#x}, {:#x}) -> device {:#x}, DynRefCount={}, HoldRefCount={}, name {}",
+            e.host_begin,
+            e.host_end,
+            e.tgt_begin,
+            refcount_str(e.dyn_count()),
+            refcount_str(e.hold_count()),
+            name_of(e.name)
+        );
+        if g.present {
+            present_missing(g.begin, g.size);
+        }
+        return Ok(None);
+    } else if rt.unified_shared_memory() && !g.close {
+        if g.size > 0 {
+            diag::info(info::MAPPING_CHANGED, dev.id, || {
+                format!("Return HstPtrBegin {} Size={} for unified shared memory", ptr(g.begin as u64), g.size)
+            });
+        }
+        TargetPointer { tgt: g.begin as u64, entry: None, is_new: false, is_host: true }
+    } else if g.present {
+        present_missing(g.begin, g.size);
+        return Ok(None);
+    } else if g.size == 0 {
+        // Zero-length sections of unmapped memory keep their host address.
+        TargetPointer { tgt: g.begin as u64, entry: None, is_new: false, is_host: true }
+    } else {
+        create_entry(dev, g)?
+    };
+
+    // Data motion for new entries or `always`.
+    if let Some(e) = tp.entry.as_ref()
+        && g.to
+        && g.size > 0
+        && (tp.is_new || g.always)
+    {
+        let attached_here = e.shadows.lock().iter().any(|s| s.host_ptr_addr == g.begin);
+        if !attached_here {
+            submit(dev, tp.tgt, g.begin, g.size, g.name)?;
+        }
+    }
+    if tp.is_host {
+        tp.entry = None;
+    }
+    Ok(Some(tp))
+}
+
+/// Allocates and inserts a new entry (under the table's write lock, so two
+/// threads mapping the same new range agree on one entry).
+fn create_entry(dev: &Device, g: &GetTarget) -> Result<TargetPointer> {
+    dev.table.with_write(|map| {
+        match super::mapping::lookup_in(map, g.begin, g.size) {
+            Lookup::Contained(e) => {
+                e.inc(g.hold);
+                return Ok(TargetPointer { tgt: e.tgt_of(g.begin), entry: Some(e), is_new: false, is_host: false });
+            }
+            Lookup::Extends(_) => return Err(OffloadError::Mapping("concurrent conflicting mapping".into())),
+            Lookup::NotFound => {}
+        }
+        let alloc = dev.alloc(g.padding + g.size, AllocKind::Default)?;
+        let tgt = alloc + g.padding;
+        let e = Arc::new(MapEntry::new(g.base, g.begin, g.size, alloc, tgt, g.name, g.hold));
+        diag::info(info::MAPPING_CHANGED, dev.id, || {
+            format!(
+                "Creating new map entry with HstPtrBase={}, HstPtrBegin={}, TgtAllocBegin={}, TgtPtrBegin={}, Size={}, DynRefCount={}, HoldRefCount={}, Name={}",
+                ptr(g.base as u64),
+                ptr(g.begin as u64),
+                ptr(alloc),
+                ptr(tgt),
+                g.size,
+                e.dyn_count(),
+                e.hold_count(),
+                name_of(g.name)
+            )
+        });
+        crate::debug!("device {}: new mapping host [{:#x}, +{}) -> {tgt:#x}", dev.id, g.begin, g.size);
+        map.insert(g.begin, e.clone());
+        Ok(TargetPointer { tgt, entry: Some(e), is_new: true, is_host: false })
+    })
+}
+
+fn present_missing(begin: usize, size: u64) {
+    diag::message(&format!(
+        "device mapping required by 'present' map type modifier does not exist for host address {} ({size} bytes)",
+        ptr(begin as u64)
+    ));
+}
+
+fn submit(dev: &Device, tgt: u64, host: usize, size: u64, name: usize) -> Result<()> {
+    diag::info(info::DATA_TRANSFER, dev.id, || {
+        format!("Copying data from host to device, HstPtr={}, TgtPtr={}, Size={size}, Name={}", ptr(host as u64), ptr(tgt), name_of(name))
+    });
+    // SAFETY: `host` is the begin of a map list item of `size` bytes, which the
+    // program guarantees to be valid host memory during the construct.
+    unsafe { dev.submit(tgt, host, size) }.inspect_err(|_| diag::report("Copying data to device failed."))
+}
+
+fn retrieve(dev: &Device, host: usize, tgt: u64, size: u64, name: usize) -> Result<()> {
+    diag::info(info::DATA_TRANSFER, dev.id, || {
+        format!("Copying data from device to host, TgtPtr={}, HstPtr={}, Size={size}, Name={}", ptr(tgt), ptr(host as u64), name_of(name))
+    });
+    // SAFETY: as in `submit`: a map list item the program keeps valid.
+    unsafe { dev.retrieve(host, tgt, size) }.inspect_err(|_| diag::report("Copying data from device failed."))
+}
+
+/// Reads the pointer stored at host address `addr`.
+fn read_host_ptr(addr: usize) -> usize {
+    if addr == 0 || !addr.is_multiple_of(align_of::<usize>()) {
+        return 0;
+    }
+    // SAFETY: `addr` is the address of a pointer variable named in a map
+    // clause (PTR_AND_OBJ base / ATTACH pointer); the program keeps it valid.
+    unsafe { (addr as *const usize).read() }
+}
+
+/// Writes a pointer value back to host address `addr` (shadow restore).
+fn write_host_ptr(addr: usize, value: u64) {
+    if addr == 0 || !addr.is_multiple_of(align_of::<usize>()) {
+        return;
+    }
+    // SAFETY: `addr` lies inside a mapped host range that was just copied back
+    // from the device; it held a pointer we recorded when attaching.
+    unsafe { (addr as *mut u64).write(value) }
+}
+
+/// `targetDataBegin`. `args[i].base` is rewritten for `RETURN_PARAM` entries.
+pub fn data_begin(rt: &Runtime, dev: &Device, args: &mut [MapArg], from_mapper: bool, st: &mut BeginState) -> Result<()> {
+    for i in 0..args.len() {
+        let a = args[i];
+        let t = a.ty;
+        if t.any(MapType::LITERAL | MapType::PRIVATE) {
+            continue;
+        }
+        if a.mapper != 0 {
+            let mut comps = run_mapper(&a);
+            data_begin(rt, dev, &mut comps, true, st).inspect_err(|_| {
+                diag::report("Call to targetDataBegin via targetDataMapper for custom mapper failed.")
+            })?;
+            continue;
+        }
+        if t.any(MapType::ATTACH) {
+            st.attach.push(Attach { ptr_addr: a.base, pointee_begin: a.begin, ptr_size: a.size_u(), always: t.any(MapType::ALWAYS) });
+            continue;
+        }
+        let mut base = a.base;
+        let mut padding = 0u64;
+        if t.member_of().is_none()
+            && let Some(next) = args.get(i + 1)
+            && next.ty.member_of() == Some(i)
+        {
+            // Combined struct entry: keep the host alignment phase of the begin.
+            let align = if base == 0 { 16 } else { (1usize << base.trailing_zeros()).min(16) };
+            padding = (a.begin % align) as u64;
+        }
+        let mut update_ref = t.member_of().is_none() && !(from_mapper && i == 0);
+        let implicit = t.any(MapType::IMPLICIT);
+        let close = t.any(MapType::CLOSE);
+        let present = t.any(MapType::PRESENT);
+        let hold = t.any(MapType::OMPX_HOLD);
+        let mut pointer_tp = None;
+        if t.any(MapType::PTR_AND_OBJ) {
+            let g = GetTarget {
+                begin: a.base,
+                base: a.base,
+                padding: 0,
+                size: 8,
+                name: a.name,
+                to: false,
+                always: false,
+                implicit,
+                update_ref,
+                close,
+                present,
+                hold,
+            };
+            let Some(ptp) = get_target_pointer(rt, dev, &g)? else {
+                return Err(null_pointer(present));
+            };
+            if ptp.is_new && !ptp.is_host {
+                st.new_allocs.push((a.base, a.base + 8));
+            }
+            pointer_tp = Some(ptp);
+            base = read_host_ptr(a.base);
+            update_ref = !from_mapper || i != 0;
+        }
+        let g = GetTarget {
+            begin: a.begin,
+            base,
+            padding,
+            size: a.size_u(),
+            name: a.name,
+            to: t.any(MapType::TO),
+            always: t.any(MapType::ALWAYS),
+            implicit,
+            update_ref,
+            close,
+            present,
+            hold,
+        };
+        let tp = match get_target_pointer(rt, dev, &g)? {
+            Some(tp) => tp,
+            None if a.size != 0 || present => return Err(null_pointer(present)),
+            None => TargetPointer { tgt: 0, entry: None, is_new: false, is_host: false },
+        };
+        if tp.is_new && !tp.is_host {
+            st.new_allocs.push((a.begin, a.begin + a.size_u() as usize));
+        }
+        if t.any(MapType::RETURN_PARAM) {
+            // use_device_ptr/addr: hand the device base back to the program.
+            args[i].base = if tp.is_host || tp.entry.is_none() {
+                base
+            } else {
+                (tp.tgt as usize).wrapping_sub(a.begin.wrapping_sub(base))
+            };
+        }
+        if t.any(MapType::PTR_AND_OBJ)
+            && let (Some(ptp), Some(_)) = (&pointer_tp, &tp.entry)
+            && let Some(pentry) = &ptp.entry
+        {
+            attach(dev, pentry, a.base, ptp.tgt, base, a.begin, tp.tgt, 8)?;
+        }
+        if t.0 != 0 && t.member_of().is_none() && !implicit && !present && tp.entry.is_none() {
+            diag::info(info::EMPTY_MAPPING, dev.id, || format!("variable {} does not have a valid device counterpart", a.var_name()));
+        }
+    }
+    Ok(())
+}
+
+fn null_pointer(present: bool) -> OffloadError {
+    let why = if present { "'present' map type modifier" } else { "device failure or illegal mapping" };
+    diag::report(&format!("Call to getTargetPointer returned null pointer ({why})."));
+    OffloadError::Mapping(format!("getTargetPointer failed ({why})"))
+}
+
+/// Processes the deferred ATTACH entries of a construct (§6.8).
+pub fn process_attach(dev: &Device, st: &BeginState) -> Result<()> {
+    let always_cfg = crate::env::config().attach_always;
+    let is_new = |addr: usize| st.new_allocs.iter().any(|&(b, e)| addr >= b && addr < e);
+    for a in &st.attach {
+        if !(a.always || always_cfg || is_new(a.pointee_begin) || is_new(a.ptr_addr)) {
+            continue;
+        }
+        let Lookup::Contained(pointee) = dev.table.lookup(a.pointee_begin, 0) else { continue };
+        let Lookup::Contained(pointer_entry) = dev.table.lookup(a.ptr_addr, a.ptr_size) else { continue };
+        let host_base = read_host_ptr(a.ptr_addr);
+        attach(
+            dev,
+            &pointer_entry,
+            a.ptr_addr,
+            pointer_entry.tgt_of(a.ptr_addr),
+            host_base,
+            a.pointee_begin,
+            pointee.tgt_of(a.pointee_begin),
+            a.ptr_size,
+        )
+        .inspect_err(|_| diag::report("Failed to process ATTACH entries."))?;
+    }
+    Ok(())
+}
+
+/// `performPointerAttachment`: make the device copy of the pointer at
+/// `host_ptr_addr` point at the device copy of its pointee, and remember the
+/// host value so copies back to the host keep it.
+#[allow(clippy::too_many_arguments)] // Mirrors the reference's parameter list.
+fn attach(
+    dev: &Device,
+    pointer_entry: &MapEntry,
+    host_ptr_addr: usize,
+    tgt_ptr_addr: u64,
+    host_pointee_base: usize,
+    host_pointee_begin: usize,
+    tgt_pointee_begin: u64,
+    ptr_size: u64,
+) -> Result<()> {
+    let tgt_pointee_base = tgt_pointee_begin.wrapping_sub(host_pointee_begin.wrapping_sub(host_pointee_base) as u64);
+    let shadow = Shadow {
+        host_ptr_addr,
+        host_ptr_value: host_pointee_base as u64,
+        tgt_ptr_addr,
+        tgt_ptr_value: tgt_pointee_base,
+    };
+    {
+        let mut shadows = pointer_entry.shadows.lock();
+        if shadows.contains(&shadow) {
+            return Ok(());
+        }
+        shadows.retain(|s| s.host_ptr_addr != host_ptr_addr);
+        shadows.push(shadow);
+    }
+    crate::debug!("attach: device pointer at {tgt_ptr_addr:#x} := {tgt_pointee_base:#x} (host {host_ptr_addr:#x})");
+    let _ = ptr_size; // Descriptors larger than a pointer (Fortran) keep their tail on the device.
+    dev.write_u64(tgt_ptr_addr, tgt_pointee_base).inspect_err(|_| diag::report("Failed to update pointer on device."))
+}
+
+/// Result of `getTgtPtrBegin`.
+#[derive(Debug, Clone)]
+pub struct TgtPtrBegin {
+    pub tgt: u64,
+    pub entry: Option<Arc<MapEntry>>,
+    pub is_last: bool,
+}
+
+/// `getTgtPtrBegin`: look up (and optionally release) an existing mapping.
+pub fn get_tgt_ptr_begin(
+    dev: &Device,
+    begin: usize,
+    size: u64,
+    update_ref: bool,
+    hold: bool,
+    must_contain: bool,
+    force_delete: bool,
+) -> TgtPtrBegin {
+    let found = dev.table.lookup(begin, size);
+    let e = match found {
+        Lookup::Contained(e) => e,
+        Lookup::Extends(e) if !must_contain => e,
+        _ => return TgtPtrBegin { tgt: begin as u64, entry: None, is_last: false },
+    };
+    let mut is_last = false;
+    let action = if update_ref {
+        if force_delete {
+            e.reset(hold);
+        }
+        is_last = e.dec_should_remove(hold, force_delete);
+        e.dec(hold);
+        match (is_last, force_delete) {
+            (true, true) => " (reset, delayed deletion)",
+            (true, false) => " (decremented, delayed deletion)",
+            _ => " (decremented)",
+        }
+    } else {
+        " (update suppressed)"
+    };
+    diag::info(info::MAPPING_EXISTS, dev.id, || {
+        format!(
+            "Mapping exists with HstPtrBegin={}, TgtPtrBegin={}, Size={size}, DynRefCount={}{}, HoldRefCount={}{}",
+            ptr(begin as u64),
+            ptr(e.tgt_of(begin)),
+            refcount_str(e.dyn_count()),
+            if hold { "" } else { action },
+            refcount_str(e.hold_count()),
+            if hold { action } else { "" },
+        )
+    });
+    TgtPtrBegin { tgt: e.tgt_of(begin), entry: Some(e), is_last }
+}
+
+/// An entry waiting for post-processing after a map-exiting construct.
+#[derive(Debug)]
+pub struct EndItem {
+    entry: Arc<MapEntry>,
+    from: bool,
+    may_delete: bool,
+}
+
+/// `targetDataEnd`: copies back and releases; deletions are queued in `post`
+/// and done by [`finish_end`] once all copies completed.
+pub fn data_end(dev: &Device, args: &[MapArg], from_mapper: bool, post: &mut Vec<EndItem>) -> Result<()> {
+    for i in (0..args.len()).rev() {
+        let a = args[i];
+        let t = a.ty;
+        if t.any(MapType::LITERAL | MapType::PRIVATE | MapType::ATTACH) {
+            continue;
+        }
+        if a.mapper != 0 {
+            let comps = run_mapper(&a);
+            data_end(dev, &comps, true, post)
+                .inspect_err(|_| diag::report("Call to targetDataEnd via targetDataMapper for custom mapper failed."))?;
+            continue;
+        }
+        let member = t.member_of().is_some();
+        let ptr_and_obj = t.any(MapType::PTR_AND_OBJ);
+        let update_ref = (!member || ptr_and_obj) && !(from_mapper && i == 0);
+        let size = a.size_u();
+        let r = get_tgt_ptr_begin(
+            dev,
+            a.begin,
+            size,
+            update_ref,
+            t.any(MapType::OMPX_HOLD),
+            !t.any(MapType::IMPLICIT),
+            t.any(MapType::DELETE),
+        );
+        let Some(entry) = r.entry else {
+            if t.any(MapType::PRESENT) && (size != 0 || t.any(MapType::PRESENT)) && !dev_usm_host(a.begin) {
+                present_missing(a.begin, size);
+                return Err(OffloadError::Mapping("present mapping missing at exit".into()));
+            }
+            continue;
+        };
+        if t.any(MapType::FROM) && (t.any(MapType::ALWAYS) || r.is_last) && size != 0 {
+            retrieve(dev, a.begin, r.tgt, size, a.name)?;
+        }
+        post.push(EndItem { entry, from: t.any(MapType::FROM), may_delete: !(member && !ptr_and_obj) });
+    }
+    Ok(())
+}
+
+fn dev_usm_host(_begin: usize) -> bool {
+    false
+}
+
+/// Post-processing of `targetDataEnd`: restore shadow pointers of copied-back
+/// entries, then remove entries whose count reached zero and free their memory.
+pub fn finish_end(dev: &Device, post: Vec<EndItem>) -> Result<()> {
+    for item in post {
+        if item.from {
+            for s in item.entry.shadows.lock().iter() {
+                write_host_ptr(s.host_ptr_addr, s.host_ptr_value);
+            }
+        }
+        if item.may_delete && dev.table.remove_if_unused(&item.entry) {
+            let e = &item.entry;
+            diag::info(info::MAPPING_CHANGED, dev.id, || {
+                format!(
+                    "Removing map entry with HstPtrBegin={}, TgtPtrBegin={}, Size={}, Name={}",
+                    ptr(e.host_begin as u64),
+                    ptr(e.tgt_begin),
+                    e.size(),
+                    name_of(e.name)
+                )
+            });
+            dev.free(e.tgt_alloc, AllocKind::Default).inspect_err(|_| diag::report("Deallocating data from device failed."))?;
+        }
+    }
+    Ok(())
+}
+
+/// `targetDataUpdate`.
+pub fn data_update(dev: &Device, args: &[MapArg], from_mapper: bool) -> Result<()> {
+    let _ = from_mapper;
+    for a in args {
+        let t = a.ty;
+        if t.any(MapType::LITERAL | MapType::PRIVATE) {
+            continue;
+        }
+        if a.mapper != 0 {
+            let comps = run_mapper(a);
+            data_update(dev, &comps, true)
+                .inspect_err(|_| diag::report("Call to targetDataUpdate via targetDataMapper for custom mapper failed."))?;
+            continue;
+        }
+        if t.any(MapType::NON_CONTIG) {
+            update_non_contiguous(dev, a)?;
+        } else {
+            update_contiguous(dev, a.begin, a.size_u(), t, a.name)?;
+        }
+    }
+    Ok(())
+}
+
+fn update_contiguous(dev: &Device, begin: usize, size: u64, t: MapType, name: usize) -> Result<()> {
+    let r = get_tgt_ptr_begin(dev, begin, size, false, false, true, false);
+    let Some(entry) = r.entry else {
+        if t.any(MapType::PRESENT) {
+            diag::message(&format!(
+                "device mapping required by 'present' motion modifier does not exist for host address {} ({size} bytes)",
+                ptr(begin as u64)
+            ));
+            return Err(OffloadError::Mapping("present motion modifier".into()));
+        }
+        return Ok(());
+    };
+    if t.any(MapType::TO) {
+        submit(dev, r.tgt, begin, size, name)?;
+        let shadows: Vec<Shadow> = entry.shadows.lock().clone();
+        for s in shadows.iter().filter(|s| s.host_ptr_addr >= begin && s.host_ptr_addr < begin + size as usize) {
+            dev.write_u64(s.tgt_ptr_addr, s.tgt_ptr_value).inspect_err(|_| diag::report("Failed to update pointer on device."))?;
+        }
+    }
+    if t.any(MapType::FROM) {
+        retrieve(dev, begin, r.tgt, size, name)?;
+        for s in entry.shadows.lock().iter().filter(|s| s.host_ptr_addr >= begin && s.host_ptr_addr < begin + size as usize) {
+            write_host_ptr(s.host_ptr_addr, s.host_ptr_value);
+        }
+    }
+    Ok(())
+}
+
+/// Non-contiguous `target update`: `begin` points to `size` descriptors.
+fn update_non_contiguous(dev: &Device, a: &MapArg) -> Result<()> {
+    let dims = usize::try_from(a.size).map_err(|_| OffloadError::InvalidArgument("negative dimension count".into()))?;
+    // SAFETY: for NON_CONTIG entries clang passes an array of `size`
+    // descriptors in ArgPtrs[i]; the slice helper checks NULL and alignment.
+    let desc: Vec<crate::abi::__tgt_target_non_contig> =
+        unsafe { crate::abi::ptr::slice(a.begin as *const crate::abi::__tgt_target_non_contig, dims, "non-contiguous descriptors")? }.to_vec();
+    if desc.is_empty() {
+        return Ok(());
+    }
+    // Merge trailing dimensions that are contiguous.
+    let mut merged = 0;
+    for k in (1..desc.len()).rev() {
+        if desc[k].count.wrapping_mul(desc[k].stride) == desc[k - 1].stride {
+            merged += 1;
+        } else {
+            break;
+        }
+    }
+    let d = desc.len() - merged;
+    let last = desc[desc.len() - 1];
+    let chunk = desc[d - 1].count.wrapping_mul(desc[d - 1].stride);
+    let _ = last;
+    fn visit(dev: &Device, a: &MapArg, desc: &[crate::abi::__tgt_target_non_contig], d: usize, level: usize, offset: u64, chunk: u64) -> Result<()> {
+        if level == d - 1 {
+            let off = offset.wrapping_add(desc[level].offset.wrapping_mul(desc[level].stride));
+            return update_contiguous(dev, a.base.wrapping_add(off as usize), chunk, a.ty, a.name);
+        }
+        for idx in 0..desc[level].count {
+            let off = offset.wrapping_add(desc[level].offset.wrapping_add(idx).wrapping_mul(desc[level].stride));
+            visit(dev, a, desc, d, level + 1, off, chunk)?;
+        }
+        Ok(())
+    }
+    visit(dev, a, &desc, d, 0, 0, chunk)
+}

@@ -1,0 +1,100 @@
+//! One user-visible device: its plugin, its mapping table, the images loaded
+//! on it and the kernels resolved from them.
+
+use super::mapping::MappingTable;
+use crate::error::{OffloadError, Result};
+use crate::plugins::{AllocKind, KernelHandle, Plugin};
+use parking_lot::{Mutex, RwLock};
+use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// A kernel resolved on this device.
+#[derive(Debug, Clone)]
+pub struct Kernel {
+    pub handle: KernelHandle,
+    pub name: Arc<str>,
+}
+
+/// A device with a user device number.
+pub struct Device {
+    /// User device number (`0..omp_get_num_devices()`).
+    pub id: usize,
+    pub plugin: &'static dyn Plugin,
+    /// The plugin's own number for this device.
+    pub plugin_device: usize,
+    pub table: MappingTable,
+    /// Region id → kernel, for every loaded library.
+    pub(super) kernels: RwLock<HashMap<usize, Kernel>>,
+    /// Keys of the libraries whose image is loaded here.
+    pub(super) loaded_libs: Mutex<HashSet<usize>>,
+    /// Registry generation this device has caught up with (lazy loading).
+    pub(super) loaded_generation: AtomicU64,
+}
+
+impl std::fmt::Debug for Device {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Device({} = {}:{})", self.id, self.plugin.name(), self.plugin_device)
+    }
+}
+
+impl Device {
+    pub fn new(id: usize, plugin: &'static dyn Plugin, plugin_device: usize) -> Self {
+        Device {
+            id,
+            plugin,
+            plugin_device,
+            table: MappingTable::default(),
+            kernels: RwLock::new(HashMap::new()),
+            loaded_libs: Mutex::new(HashSet::new()),
+            loaded_generation: AtomicU64::new(0),
+        }
+    }
+
+    /// The kernel for a region id, if its library is loaded here.
+    pub fn kernel(&self, region_id: usize) -> Option<Kernel> {
+        self.kernels.read().get(&region_id).cloned()
+    }
+
+    pub fn alloc(&self, size: u64, kind: AllocKind) -> Result<u64> {
+        self.plugin.alloc(self.plugin_device, size, kind)
+    }
+
+    pub fn free(&self, ptr: u64, kind: AllocKind) -> Result<()> {
+        self.plugin.free(self.plugin_device, ptr, kind)
+    }
+
+    /// Host → device copy.
+    ///
+    /// # Safety
+    /// `[src, src+size)` must be readable host memory.
+    pub unsafe fn submit(&self, dst: u64, src: usize, size: u64) -> Result<()> {
+        // SAFETY: forwarded contract.
+        unsafe { self.plugin.submit(self.plugin_device, dst, src, size) }
+    }
+
+    /// Device → host copy.
+    ///
+    /// # Safety
+    /// `[dst, dst+size)` must be writable host memory.
+    pub unsafe fn retrieve(&self, dst: usize, src: u64, size: u64) -> Result<()> {
+        // SAFETY: forwarded contract.
+        unsafe { self.plugin.retrieve(self.plugin_device, dst, src, size) }
+    }
+
+    /// Writes a pointer-sized value to device memory.
+    pub fn write_u64(&self, dst: u64, value: u64) -> Result<()> {
+        let v = value;
+        // SAFETY: `v` is a live local of 8 bytes.
+        unsafe { self.submit(dst, &v as *const u64 as usize, 8) }
+    }
+
+    pub(super) fn generation(&self) -> u64 {
+        self.loaded_generation.load(Ordering::Acquire)
+    }
+}
+
+/// Error for a kernel launch whose region id no loaded library knows.
+pub fn unknown_region(region_id: usize) -> OffloadError {
+    OffloadError::UnknownRegion(region_id)
+}

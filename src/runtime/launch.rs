@@ -1,0 +1,195 @@
+//! Kernel launch (`__tgt_target_kernel`, abi-reference §4.6, §5.1, §6.11):
+//! map the arguments, build the kernel's parameter list (implicit `dyn_ptr`
+//! first for Version >= 3), launch, then unmap and free private copies.
+
+use super::Runtime;
+use super::data::{self, BeginState, MapArg};
+use super::device::Device;
+use crate::abi::MapType;
+use crate::env::config::info;
+use crate::env::diag;
+use crate::error::Result;
+use crate::plugins::{AllocKind, LaunchDims};
+
+/// A launch request, already upgraded to the Version 3 view.
+#[derive(Debug, Clone)]
+pub struct LaunchRequest {
+    pub version: u32,
+    pub args: Vec<MapArg>,
+    pub tripcount: u64,
+    pub flags: u64,
+    pub num_teams: [u32; 3],
+    pub thread_limit: [u32; 3],
+    pub dyn_cgroup_mem: u32,
+}
+
+/// What the launch did, for write-backs into the caller's struct.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LaunchOutcome {
+    /// Number of kernel parameters (LLVM writes it into `NumArgs`).
+    pub kernel_params: u32,
+}
+
+fn arg_kind(t: MapType, size: i64) -> &'static str {
+    if t.any(MapType::LITERAL) {
+        "firstprivate"
+    } else if t.any(MapType::PRIVATE) {
+        if t.any(MapType::TO) { "firstprivate" } else { "private" }
+    } else if t.has(MapType::TO | MapType::FROM) {
+        "tofrom"
+    } else if t.any(MapType::TO) {
+        "to"
+    } else if t.any(MapType::FROM) {
+        "from"
+    } else if size != 0 {
+        "alloc"
+    } else {
+        "use_address"
+    }
+}
+
+/// Prints the INFO 0x1 argument list.
+pub fn print_args(dev_id: usize, header: &str, args: &[MapArg]) {
+    if !super::info_kernel_args() {
+        return;
+    }
+    diag::info(info::KERNEL_ARGS, dev_id, || header.to_string());
+    for a in args {
+        // SAFETY: names are compiler-emitted static strings (or 0).
+        let (name, _) = unsafe { crate::abi::ptr::var_info(a.name) };
+        let implicit = if a.ty.any(MapType::IMPLICIT) { "(implicit)" } else { "" };
+        diag::info(info::KERNEL_ARGS, dev_id, || format!("{}({name})[{}] {implicit}", arg_kind(a.ty, a.size), a.size));
+    }
+}
+
+impl Runtime {
+    /// `target()`: run one target region on `dev`. Errors have been reported.
+    pub fn launch(&self, dev: &Device, region_id: usize, req: &mut LaunchRequest) -> Result<LaunchOutcome> {
+        let kernel = self.kernel(dev, region_id).inspect_err(|e| diag::report(&e.to_string()))?;
+        let mut privates: Vec<u64> = Vec::new();
+        let result = self.launch_inner(dev, &kernel, req, &mut privates);
+        for p in privates {
+            let _ = dev.free(p, AllocKind::Default);
+        }
+        result
+    }
+
+    fn launch_inner(&self, dev: &Device, kernel: &super::device::Kernel, req: &mut LaunchRequest, privates: &mut Vec<u64>) -> Result<LaunchOutcome> {
+        let has_args = !req.args.is_empty();
+        let mut params: Vec<u64> = Vec::with_capacity(req.args.len() + 1);
+        if req.version >= crate::abi::KERNEL_ARGS_MIN_VERSION_WITH_DYN_PTR && req.flags & crate::abi::KERNEL_FLAG_IS_CUDA == 0 {
+            // No kernel environment with reductions on the host: LLVM passes ~0.
+            params.push(u64::MAX);
+        }
+        if has_args {
+            let mut st = BeginState::default();
+            data::data_begin(self, dev, &mut req.args, false, &mut st)
+                .and_then(|_| data::process_attach(dev, &st))
+                .inspect_err(|_| {
+                    diag::report("Call to targetDataBegin failed, abort target.");
+                    diag::report("Failed to process data before launching the kernel.");
+                })?;
+            self.kernel_params(dev, req, &mut params, privates)
+                .inspect_err(|_| diag::report("Failed to process data before launching the kernel."))?;
+        }
+        let dims = LaunchDims {
+            teams: req.num_teams,
+            threads: req.thread_limit,
+            dyn_shared_bytes: req.dyn_cgroup_mem,
+            tripcount: req.tripcount,
+        };
+        dev.plugin
+            .launch(dev.plugin_device, kernel.handle, &kernel.name, &params, &dims)
+            .inspect_err(|e| {
+                diag::report(&e.to_string());
+                diag::report("Executing target region abort target.");
+            })?;
+        if has_args {
+            let mut post = Vec::new();
+            data::data_end(dev, &req.args, false, &mut post)
+                .and_then(|_| data::finish_end(dev, post))
+                .inspect_err(|_| {
+                    diag::report("Call to targetDataEnd failed, abort target.");
+                    diag::report("Failed to process data after launching the kernel.");
+                })?;
+        }
+        let kernel_params = params.len() as u32
+            - u32::from(req.version >= crate::abi::KERNEL_ARGS_MIN_VERSION_WITH_DYN_PTR && req.flags & crate::abi::KERNEL_FLAG_IS_CUDA == 0);
+        Ok(LaunchOutcome { kernel_params })
+    }
+
+    /// Builds one parameter per `TARGET_PARAM` entry (§5.1).
+    fn kernel_params(&self, dev: &Device, req: &LaunchRequest, params: &mut Vec<u64>, privates: &mut Vec<u64>) -> Result<()> {
+        for (i, a) in req.args.iter().enumerate() {
+            let t = a.ty;
+            if !t.any(MapType::TARGET_PARAM) {
+                if t.has(MapType::PTR_AND_OBJ | MapType::LITERAL | MapType::IMPLICIT)
+                    && let Some(parent) = t.member_of()
+                {
+                    self.patch_lambda_capture(dev, req, i, parent)?;
+                }
+                continue;
+            }
+            if t.any(MapType::LITERAL) {
+                params.push(a.base as u64);
+                continue;
+            }
+            if t.any(MapType::PRIVATE) {
+                let size = a.size.max(0) as u64;
+                let offset = a.base.wrapping_sub(a.begin) as u64;
+                let p = dev.alloc(size.max(1), AllocKind::Default)?;
+                privates.push(p);
+                if t.any(MapType::ATTACH) {
+                    // Corresponding-pointer initialisation: the device pointee base.
+                    let host_base = read_ptr(a.base);
+                    let value = match dev.table.lookup(a.begin, 0) {
+                        super::mapping::Lookup::Contained(e) => {
+                            e.tgt_of(a.begin).wrapping_sub(a.begin.wrapping_sub(host_base) as u64)
+                        }
+                        _ => host_base as u64,
+                    };
+                    dev.write_u64(p, value)?;
+                    params.push(p);
+                } else {
+                    if t.any(MapType::TO) && size > 0 {
+                        // SAFETY: a firstprivate list item of `size` bytes the program keeps valid.
+                        unsafe { dev.submit(p, a.begin, size)? };
+                    }
+                    params.push(p.wrapping_add(offset));
+                }
+                continue;
+            }
+            let offset = if t.any(MapType::PTR_AND_OBJ) {
+                read_ptr(a.base).wrapping_sub(a.begin) as u64
+            } else {
+                a.base.wrapping_sub(a.begin) as u64
+            };
+            let r = data::get_tgt_ptr_begin(dev, a.begin, a.size.max(0) as u64, false, false, false, false);
+            params.push(r.tgt.wrapping_add(offset));
+        }
+        Ok(())
+    }
+
+    /// Lambda capture (`PTR_AND_OBJ|LITERAL|IMPLICIT` with MEMBER_OF): write
+    /// the device address of the captured variable into the device copy of
+    /// the lambda object.
+    fn patch_lambda_capture(&self, dev: &Device, req: &LaunchRequest, i: usize, parent: usize) -> Result<()> {
+        let (Some(a), Some(p)) = (req.args.get(i), req.args.get(parent)) else { return Ok(()) };
+        let super::mapping::Lookup::Contained(lambda) = dev.table.lookup(p.begin, p.size.max(0) as u64) else { return Ok(()) };
+        let slot = lambda.tgt_of(p.begin).wrapping_add(a.base.wrapping_sub(p.begin) as u64);
+        let target = match dev.table.lookup(a.begin, a.size.max(0) as u64) {
+            super::mapping::Lookup::Contained(e) => e.tgt_of(a.begin),
+            _ => return Ok(()),
+        };
+        dev.write_u64(slot, target)
+    }
+}
+
+fn read_ptr(addr: usize) -> usize {
+    if addr == 0 || !addr.is_multiple_of(align_of::<usize>()) {
+        return 0;
+    }
+    // SAFETY: `addr` is the address of a pointer variable named by a
+    // PTR_AND_OBJ / ATTACH entry, valid for the construct.
+    unsafe { (addr as *const usize).read() }
+}

@@ -1,0 +1,398 @@
+//! The runtime core: registered libraries, devices, the mapping tables, data
+//! motion and kernel launch. No `extern "C"` here; the `api` shims call in
+//! with typed arguments.
+//!
+//! Lifetime: the [`Runtime`] is created on first use and lives until process
+//! exit. `__tgt_rtl_init`/`deinit` only count references, so repeated
+//! register/unregister cycles (older rustc does one per kernel) are cheap and
+//! never tear down devices that other libraries still use.
+
+pub mod data;
+pub mod device;
+pub mod device_api;
+pub mod entries;
+pub mod image;
+pub mod launch;
+pub mod mapping;
+pub mod registry;
+
+use crate::abi::libomp;
+use crate::abi::ptr::SourceLoc;
+use crate::env::config::info;
+use crate::env::diag::{self, Policy};
+use crate::error::{OffloadError, Result};
+use crate::plugins::Plugin;
+use crate::plugins::host::HostPlugin;
+use device::Device;
+use entries::Entry;
+use mapping::MapEntry;
+use parking_lot::{Mutex, RwLock};
+use registry::{DeviceImage, RegisteredLib, Registry};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, LazyLock};
+
+/// Process-wide runtime state.
+pub struct Runtime {
+    refcount: AtomicUsize,
+    plugins: Vec<&'static dyn Plugin>,
+    /// User device number → device. Only ever grows.
+    devices: RwLock<Vec<Arc<Device>>>,
+    /// Per plugin: the user numbers of its devices once initialised.
+    plugin_devices: Mutex<Vec<Option<Vec<usize>>>>,
+    registry: RwLock<Registry>,
+    /// Bumped on every registration; devices compare it to load lazily.
+    generation: AtomicU64,
+    /// Requirement flags from `.requires` entries (0 = none seen).
+    requirements: AtomicU64,
+    /// Serialises image loading.
+    load_lock: Mutex<()>,
+}
+
+static RUNTIME: LazyLock<Runtime> = LazyLock::new(Runtime::new);
+
+/// The runtime, created on first use.
+pub fn get() -> &'static Runtime {
+    &RUNTIME
+}
+
+impl Runtime {
+    fn new() -> Self {
+        let host: &'static dyn Plugin = Box::leak(Box::new(HostPlugin::default()));
+        let plugins = vec![host];
+        Runtime {
+            refcount: AtomicUsize::new(0),
+            plugin_devices: Mutex::new(vec![None; plugins.len()]),
+            plugins,
+            devices: RwLock::new(Vec::new()),
+            registry: RwLock::new(Registry::default()),
+            generation: AtomicU64::new(0),
+            requirements: AtomicU64::new(0),
+            load_lock: Mutex::new(()),
+        }
+    }
+
+    /// `__tgt_rtl_init`: one more reference.
+    pub fn init(&self) {
+        let n = self.refcount.fetch_add(1, Ordering::AcqRel) + 1;
+        crate::debug!("runtime reference count {n}");
+    }
+
+    /// `__tgt_rtl_deinit`: one reference less (never below zero).
+    pub fn deinit(&self) {
+        let _ = self.refcount.fetch_update(Ordering::AcqRel, Ordering::Acquire, |c| c.checked_sub(1));
+    }
+
+    /// Offloading disabled by `OMP_TARGET_OFFLOAD=disabled`: no plugin is used.
+    fn offload_disabled(&self) -> bool {
+        libomp::target_offload() == 0
+    }
+
+    /// Initialises a plugin's devices (once) and returns their user numbers.
+    fn plugin_device_ids(&self, plugin_index: usize) -> Vec<usize> {
+        let mut pd = self.plugin_devices.lock();
+        if let Some(ids) = &pd[plugin_index] {
+            return ids.clone();
+        }
+        let plugin = self.plugins[plugin_index];
+        let n = plugin.number_of_devices();
+        let mut devices = self.devices.write();
+        let ids: Vec<usize> = (0..n)
+            .map(|d| {
+                let id = devices.len();
+                devices.push(Arc::new(Device::new(id, plugin, d)));
+                id
+            })
+            .collect();
+        crate::debug!("plugin {} initialised with {n} devices: user numbers {ids:?}", plugin.name());
+        pd[plugin_index] = Some(ids.clone());
+        ids
+    }
+
+    /// `__tgt_register_lib`.
+    pub fn register_lib(&self, key: usize, entries: Vec<Entry>, images: Vec<DeviceImage>) -> Result<()> {
+        self.init();
+        for e in entries.iter().filter(|e| e.is_openmp() && e.is_requires()) {
+            self.add_requirements(e.data);
+        }
+        let mut device_images = std::collections::BTreeMap::new();
+        if !self.offload_disabled() {
+            for (index, img) in images.iter().enumerate() {
+                let bytes = img.bytes();
+                for (pi, plugin) in self.plugins.iter().enumerate() {
+                    if !plugin.is_compatible(bytes) {
+                        continue;
+                    }
+                    for id in self.plugin_device_ids(pi) {
+                        let dev = self.devices.read()[id].clone();
+                        if !device_images.contains_key(&id) && plugin.is_device_compatible(dev.plugin_device, bytes) {
+                            device_images.insert(id, index);
+                        }
+                    }
+                }
+            }
+        }
+        crate::debug!(
+            "registered library {key:#x}: {} entries, {} images, devices {:?}",
+            entries.len(),
+            images.len(),
+            device_images.keys().collect::<Vec<_>>()
+        );
+        let mut reg = self.registry.write();
+        reg.remove(key);
+        reg.libs.push(RegisteredLib { key, entries, images, device_images });
+        self.generation.fetch_add(1, Ordering::AcqRel);
+        Ok(())
+    }
+
+    fn add_requirements(&self, flags: u64) {
+        // Reference (RequirementCollection): later libraries must agree on the
+        // reverse-offload, unified-address and unified-shared-memory bits.
+        const MUST_AGREE: [(u64, &str); 3] =
+            [(0x2, "reverse_offload"), (0x4, "unified_address"), (0x8, "unified_shared_memory")];
+        let old = self.requirements.load(Ordering::Acquire);
+        if old != 0 {
+            for (bit, clause) in MUST_AGREE {
+                if old & bit != flags & bit {
+                    diag::fatal(2, &format!("'#pragma omp requires {clause}' not used consistently!"));
+                }
+            }
+        }
+        self.requirements.fetch_or(flags, Ordering::AcqRel);
+    }
+
+    /// True under `requires unified_shared_memory`.
+    pub fn unified_shared_memory(&self) -> bool {
+        self.requirements.load(Ordering::Acquire) & crate::abi::OMP_REQ_UNIFIED_SHARED_MEMORY != 0
+    }
+
+    /// `__tgt_unregister_lib`: forget the library's kernels and globals.
+    pub fn unregister_lib(&self, key: usize) {
+        let removed = self.registry.write().remove(key);
+        if let Some(lib) = removed {
+            let devices = self.devices.read().clone();
+            for dev in devices {
+                if !dev.loaded_libs.lock().remove(&key) {
+                    continue;
+                }
+                let mut kernels = dev.kernels.write();
+                for e in lib.entries.iter().filter(|e| e.is_openmp()) {
+                    if e.is_kernel() {
+                        kernels.remove(&e.addr);
+                    } else if e.is_global()
+                        && let Some(m) = dev.table.lookup(e.addr, e.size).entry()
+                        && m.dyn_count() == mapping::INF
+                    {
+                        dev.table.remove(m);
+                    }
+                }
+            }
+            crate::debug!("unregistered library {key:#x}");
+        }
+        self.deinit();
+    }
+
+    /// `__tgt_init_all_rtls`: initialise every plugin's devices now.
+    pub fn init_all(&self) {
+        if self.offload_disabled() {
+            return;
+        }
+        for pi in 0..self.plugins.len() {
+            self.plugin_device_ids(pi);
+        }
+    }
+
+    /// Number of initialised devices (`omp_get_num_devices`).
+    pub fn num_devices(&self) -> usize {
+        self.devices.read().len()
+    }
+
+    /// The offload policy, computed once.
+    pub fn policy(&self) -> Policy {
+        diag::policy(libomp::target_offload, || self.num_devices())
+    }
+
+    /// The device with user number `id`, its pending images loaded.
+    /// Errors for numbers out of range (callers decide whether that is fatal).
+    pub fn device(&self, id: i64) -> Result<Arc<Device>> {
+        let dev = {
+            let devices = self.devices.read();
+            usize::try_from(id)
+                .ok()
+                .and_then(|i| devices.get(i).cloned())
+                .ok_or(OffloadError::NoSuchDevice { device: id, available: devices.len() })?
+        };
+        if dev.generation() != self.generation.load(Ordering::Acquire) {
+            self.load_pending(&dev)?;
+        }
+        Ok(dev)
+    }
+
+    /// Like [`Runtime::device`] but aborts for a bad number, as `getDevice` callers in LLVM do.
+    pub fn device_or_fatal(&self, id: i64) -> Arc<Device> {
+        match self.device(id) {
+            Ok(d) => d,
+            Err(OffloadError::NoSuchDevice { device, available }) => diag::fatal_bad_device(device, available),
+            Err(e) => {
+                diag::report(&e.to_string());
+                diag::fatal(1, &format!("failed to load images on device '{id}'"))
+            }
+        }
+    }
+
+    /// Loads every registered image meant for `dev` that is not loaded yet
+    /// (`loadImagesOntoDevice`): kernels resolved, globals mapped with INF counts.
+    fn load_pending(&self, dev: &Device) -> Result<()> {
+        let _guard = self.load_lock.lock();
+        let generation = self.generation.load(Ordering::Acquire);
+        if dev.generation() == generation {
+            return Ok(());
+        }
+        let usm = self.unified_shared_memory();
+        let reg = self.registry.read();
+        for lib in &reg.libs {
+            let Some(&index) = lib.device_images.get(&dev.id) else { continue };
+            if dev.loaded_libs.lock().contains(&lib.key) {
+                continue;
+            }
+            let image = &lib.images[index];
+            let handle = dev.plugin.load_binary(dev.plugin_device, image.bytes())?;
+            let mut kernels = Vec::new();
+            for e in lib.entries.iter().filter(|e| e.is_openmp() && !e.is_requires()) {
+                if e.is_global() {
+                    let tgt = dev.plugin.get_global(dev.plugin_device, handle, &e.name, e.size).map_err(|err| {
+                        diag::report(&format!("Failed to load symbol {}", e.name));
+                        err
+                    })?;
+                    if usm {
+                        // The device reaches the host variable through its reference pointer.
+                        dev.write_u64(tgt, e.addr as u64)?;
+                        continue;
+                    }
+                    let tgt = if e.flags & crate::abi::OMP_DECLARE_TARGET_INDIRECT != 0 {
+                        let mut v = 0u64;
+                        // SAFETY: `v` is a live local of 8 bytes.
+                        unsafe { dev.retrieve(&mut v as *mut u64 as usize, tgt, 8)? };
+                        v
+                    } else {
+                        tgt
+                    };
+                    if matches!(dev.table.lookup(e.addr, e.size), mapping::Lookup::NotFound) {
+                        let name = Box::leak(format!(";{};unknown;0;0;;\0", e.name).into_boxed_str());
+                        dev.table.insert(MapEntry::new_permanent(e.addr, e.size, tgt, name.as_ptr() as usize));
+                    }
+                } else if e.addr != 0 {
+                    let k = dev.plugin.get_function(dev.plugin_device, handle, &e.name).map_err(|err| {
+                        diag::report(&format!("Failed to load kernel {}", e.name));
+                        err
+                    })?;
+                    kernels.push((e.addr, device::Kernel { handle: k, name: e.name.as_str().into() }));
+                }
+            }
+            crate::debug!("device {}: loaded image {index} of library {:#x}, {} kernels", dev.id, lib.key, kernels.len());
+            if crate::env::config().dump_offload_entries == dev.id as i64 {
+                for e in &lib.entries {
+                    println!("Device {} offloading entry: {} (addr {:#x}, size {}, flags {:#x})", dev.id, e.name, e.addr, e.size, e.flags);
+                }
+            }
+            dev.kernels.write().extend(kernels);
+            dev.loaded_libs.lock().insert(lib.key);
+        }
+        dev.loaded_generation.store(generation, Ordering::Release);
+        Ok(())
+    }
+
+    /// `checkDevice`: resolves `-1` to the default device and decides
+    /// whether to offload at all. `None` = decline (the caller runs the host
+    /// version, or a data call does nothing).
+    pub fn check_device(&self, device_id: i64, loc: &SourceLoc) -> Option<i64> {
+        if self.policy() == Policy::Disabled {
+            return None;
+        }
+        let id = if device_id == -1 { libomp::default_device() as i64 } else { device_id };
+        let n = self.num_devices();
+        if n == 0 {
+            self.handle_outcome(false, loc);
+            return None;
+        }
+        if id == n as i64 {
+            return None;
+        }
+        Some(id)
+    }
+
+    /// `handleTargetOutcome`.
+    pub fn handle_outcome(&self, success: bool, loc: &SourceLoc) {
+        let policy = self.policy();
+        if !success && policy == Policy::Mandatory && self.num_devices() == 0 {
+            let reg = self.registry.read();
+            let archs: Vec<String> = reg.libs.iter().flat_map(|l| l.images.iter().map(|i| i.arch())).collect();
+            diag::report("Consult https://openmp.llvm.org/design/Runtimes.html for debugging options.");
+            diag::report(&format!(
+                "No images found compatible with the installed hardware. Found {} image(s): ({})",
+                archs.len(),
+                archs.join(",")
+            ));
+            diag::fatal_at(loc, 1, "failure of target construct while offloading is mandatory");
+        }
+        diag::target_outcome(success, policy, loc, |loc| {
+            self.dump_tables(&loc.to_string(), false);
+            true
+        });
+    }
+
+    /// Prints every device's mapping table (INFO 0x4 / `ompx_dump_mapping_tables`).
+    pub fn dump_tables(&self, location: &str, to_stdout: bool) {
+        let devices = self.devices.read().clone();
+        let mut out = String::new();
+        for dev in devices {
+            let prefix = format!("omptarget device {} info: ", dev.id);
+            let entries = dev.table.snapshot();
+            if entries.is_empty() {
+                out += &format!("{prefix}OpenMP Host-Device pointer mappings table empty\n");
+                continue;
+            }
+            out += &format!("{prefix}OpenMP Host-Device pointer mappings after block at {location}:\n");
+            out += &format!(
+                "{prefix}{:<18} {:<18} {} {} {} {}\n",
+                "Host Ptr", "Target Ptr", "Size (B)", "DynRefCount", "HoldRefCount", "Declaration"
+            );
+            for e in entries {
+                let count = |c: u64| if c == mapping::INF { "INF".to_string() } else { c.to_string() };
+                // SAFETY: entry names are compiler-emitted static strings or our leaked ones.
+                let (name, decl) = unsafe { crate::abi::ptr::var_info(e.name) };
+                out += &format!(
+                    "{prefix}{} {} {:<8} {:<11} {:<12} {} at {}\n",
+                    diag::ptr(e.host_begin as u64),
+                    diag::ptr(e.tgt_begin),
+                    e.size(),
+                    count(e.dyn_count()),
+                    count(e.hold_count()),
+                    name,
+                    decl
+                );
+            }
+        }
+        use std::io::Write;
+        if to_stdout {
+            let _ = std::io::stdout().lock().write_all(out.as_bytes());
+            let _ = std::io::stdout().flush();
+        } else {
+            let _ = std::io::stderr().lock().write_all(out.as_bytes());
+        }
+    }
+
+    /// Kernel for a region id on a device.
+    pub fn kernel(&self, dev: &Device, region_id: usize) -> Result<device::Kernel> {
+        dev.kernel(region_id).ok_or_else(|| device::unknown_region(region_id))
+    }
+
+    /// INFO helper usable by submodules.
+    pub(crate) fn info_on(bits: u32) -> bool {
+        crate::env::config().info_on(bits)
+    }
+}
+
+/// Whether INFO bit `KERNEL_ARGS` is on (used by the launch path).
+pub(crate) fn info_kernel_args() -> bool {
+    Runtime::info_on(info::KERNEL_ARGS)
+}
