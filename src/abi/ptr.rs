@@ -196,6 +196,9 @@ impl ProgramBytes {
 pub unsafe fn var_info(info: usize) -> (String, String) {
     // SAFETY: forwarded contract.
     let s = unsafe { c_string(info as *const c_char) }.unwrap_or_default();
-    let loc = SourceLoc::parse(&format!(";{}", s.split(';').skip(2).collect::<Vec<_>>().join(";")));
-    (var_name(&s), loc.to_string())
+    // ";name;file;line;col;;": unlike psource there is no function field.
+    let field = |i: usize| s.split(';').nth(i).filter(|f| !f.is_empty());
+    let file = field(2).unwrap_or("unknown");
+    let num = |i: usize| field(i).and_then(|f| f.parse::<u32>().ok()).unwrap_or(0);
+    (var_name(&s), format!("{file}:{}:{}", num(3), num(4)))
 }

@@ -117,118 +117,263 @@ unsafe fn target_data(name: &'static str, loc: *const ident_t, device_id: i64, r
     })
 }
 
-macro_rules! data_exports {
-    ($op:expr, $mapper:ident, $nowait_mapper:ident, $legacy:ident, $legacy_nowait:ident) => {
-        /// Data operation with mappers (the form clang emits).
-        ///
-        /// # Safety
-        /// `loc` is NULL or a valid `ident_t`; each non-NULL array holds `arg_num` elements.
-        #[unsafe(no_mangle)]
-        pub unsafe extern "C" fn $mapper(
-            loc: *mut ident_t,
-            device_id: i64,
-            arg_num: i32,
-            args_base: *mut *mut c_void,
-            args: *mut *mut c_void,
-            arg_sizes: *mut i64,
-            arg_types: *mut i64,
-            arg_names: *mut map_var_info_t,
-            arg_mappers: *mut *mut c_void,
-        ) {
-            let raw = RawArgs { num: arg_num, bases: args_base, begins: args, sizes: arg_sizes, types: arg_types, names: arg_names, mappers: arg_mappers };
-            // SAFETY: forwarded contract.
-            unsafe { target_data(stringify!($mapper), loc, device_id, raw, $op) }
-        }
-
-        /// `nowait` form: the compiler wraps it in a target task that carries
-        /// the dependences, so they are ignored here and the call completes
-        /// before returning.
-        ///
-        /// # Safety
-        /// As the non-`nowait` form.
-        #[unsafe(no_mangle)]
-        pub unsafe extern "C" fn $nowait_mapper(
-            loc: *mut ident_t,
-            device_id: i64,
-            arg_num: i32,
-            args_base: *mut *mut c_void,
-            args: *mut *mut c_void,
-            arg_sizes: *mut i64,
-            arg_types: *mut i64,
-            arg_names: *mut map_var_info_t,
-            arg_mappers: *mut *mut c_void,
-            _dep_num: i32,
-            _dep_list: *mut c_void,
-            _noalias_dep_num: i32,
-            _noalias_dep_list: *mut c_void,
-        ) {
-            // SAFETY: forwarded contract.
-            unsafe { $mapper(loc, device_id, arg_num, args_base, args, arg_sizes, arg_types, arg_names, arg_mappers) }
-        }
-
-        /// Legacy form without location, names and mappers.
-        ///
-        /// # Safety
-        /// Each non-NULL array holds `arg_num` elements.
-        #[unsafe(no_mangle)]
-        pub unsafe extern "C" fn $legacy(
-            device_id: i64,
-            arg_num: i32,
-            args_base: *mut *mut c_void,
-            args: *mut *mut c_void,
-            arg_sizes: *mut i64,
-            arg_types: *mut i64,
-        ) {
-            // SAFETY: forwarded contract.
-            unsafe {
-                $mapper(core::ptr::null_mut(), device_id, arg_num, args_base, args, arg_sizes, arg_types, core::ptr::null_mut(), core::ptr::null_mut())
-            }
-        }
-
-        /// Legacy `nowait` form; dependences ignored.
-        ///
-        /// # Safety
-        /// Each non-NULL array holds `arg_num` elements.
-        #[unsafe(no_mangle)]
-        pub unsafe extern "C" fn $legacy_nowait(
-            device_id: i64,
-            arg_num: i32,
-            args_base: *mut *mut c_void,
-            args: *mut *mut c_void,
-            arg_sizes: *mut i64,
-            arg_types: *mut i64,
-            _dep_num: i32,
-            _dep_list: *mut c_void,
-            _noalias_dep_num: i32,
-            _noalias_dep_list: *mut c_void,
-        ) {
-            // SAFETY: forwarded contract.
-            unsafe { $legacy(device_id, arg_num, args_base, args, arg_sizes, arg_types) }
-        }
-    };
+/// Map-entering construct (`target data` begin, `target enter data`) with mappers (the form clang emits).
+///
+/// # Safety
+/// `loc` is NULL or a valid `ident_t`; each non-NULL array holds `arg_num` elements.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn __tgt_target_data_begin_mapper(
+    loc: *mut ident_t,
+    device_id: i64,
+    arg_num: i32,
+    args_base: *mut *mut c_void,
+    args: *mut *mut c_void,
+    arg_sizes: *mut i64,
+    arg_types: *mut i64,
+    arg_names: *mut map_var_info_t,
+    arg_mappers: *mut *mut c_void,
+) {
+    let raw = RawArgs { num: arg_num, bases: args_base, begins: args, sizes: arg_sizes, types: arg_types, names: arg_names, mappers: arg_mappers };
+    // SAFETY: forwarded contract.
+    unsafe { target_data("__tgt_target_data_begin_mapper", loc, device_id, raw, DataOp::Begin) }
 }
 
-data_exports!(
-    DataOp::Begin,
-    __tgt_target_data_begin_mapper,
-    __tgt_target_data_begin_nowait_mapper,
-    __tgt_target_data_begin,
-    __tgt_target_data_begin_nowait
-);
-data_exports!(
-    DataOp::End,
-    __tgt_target_data_end_mapper,
-    __tgt_target_data_end_nowait_mapper,
-    __tgt_target_data_end,
-    __tgt_target_data_end_nowait
-);
-data_exports!(
-    DataOp::Update,
-    __tgt_target_data_update_mapper,
-    __tgt_target_data_update_nowait_mapper,
-    __tgt_target_data_update,
-    __tgt_target_data_update_nowait
-);
+/// Map-entering construct (`target data` begin, `target enter data`), `nowait` form: the compiler wraps it in a target task that
+/// carries the dependences, so they are ignored here and the call completes
+/// before returning.
+///
+/// # Safety
+/// As [`__tgt_target_data_begin_mapper`].
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn __tgt_target_data_begin_nowait_mapper(
+    loc: *mut ident_t,
+    device_id: i64,
+    arg_num: i32,
+    args_base: *mut *mut c_void,
+    args: *mut *mut c_void,
+    arg_sizes: *mut i64,
+    arg_types: *mut i64,
+    arg_names: *mut map_var_info_t,
+    arg_mappers: *mut *mut c_void,
+    _dep_num: i32,
+    _dep_list: *mut c_void,
+    _noalias_dep_num: i32,
+    _noalias_dep_list: *mut c_void,
+) {
+    // SAFETY: forwarded contract.
+    unsafe { __tgt_target_data_begin_mapper(loc, device_id, arg_num, args_base, args, arg_sizes, arg_types, arg_names, arg_mappers) }
+}
+
+/// Map-entering construct (`target data` begin, `target enter data`), legacy form without location, names and mappers.
+///
+/// # Safety
+/// Each non-NULL array holds `arg_num` elements.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn __tgt_target_data_begin(
+    device_id: i64,
+    arg_num: i32,
+    args_base: *mut *mut c_void,
+    args: *mut *mut c_void,
+    arg_sizes: *mut i64,
+    arg_types: *mut i64,
+) {
+    let null = core::ptr::null_mut();
+    // SAFETY: forwarded contract.
+    unsafe { __tgt_target_data_begin_mapper(null, device_id, arg_num, args_base, args, arg_sizes, arg_types, null.cast(), null.cast()) }
+}
+
+/// Map-entering construct (`target data` begin, `target enter data`), legacy `nowait` form; dependences ignored.
+///
+/// # Safety
+/// Each non-NULL array holds `arg_num` elements.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn __tgt_target_data_begin_nowait(
+    device_id: i64,
+    arg_num: i32,
+    args_base: *mut *mut c_void,
+    args: *mut *mut c_void,
+    arg_sizes: *mut i64,
+    arg_types: *mut i64,
+    _dep_num: i32,
+    _dep_list: *mut c_void,
+    _noalias_dep_num: i32,
+    _noalias_dep_list: *mut c_void,
+) {
+    // SAFETY: forwarded contract.
+    unsafe { __tgt_target_data_begin(device_id, arg_num, args_base, args, arg_sizes, arg_types) }
+}
+
+/// Map-exiting construct (`target data` end, `target exit data`) with mappers (the form clang emits).
+///
+/// # Safety
+/// `loc` is NULL or a valid `ident_t`; each non-NULL array holds `arg_num` elements.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn __tgt_target_data_end_mapper(
+    loc: *mut ident_t,
+    device_id: i64,
+    arg_num: i32,
+    args_base: *mut *mut c_void,
+    args: *mut *mut c_void,
+    arg_sizes: *mut i64,
+    arg_types: *mut i64,
+    arg_names: *mut map_var_info_t,
+    arg_mappers: *mut *mut c_void,
+) {
+    let raw = RawArgs { num: arg_num, bases: args_base, begins: args, sizes: arg_sizes, types: arg_types, names: arg_names, mappers: arg_mappers };
+    // SAFETY: forwarded contract.
+    unsafe { target_data("__tgt_target_data_end_mapper", loc, device_id, raw, DataOp::End) }
+}
+
+/// Map-exiting construct (`target data` end, `target exit data`), `nowait` form: the compiler wraps it in a target task that
+/// carries the dependences, so they are ignored here and the call completes
+/// before returning.
+///
+/// # Safety
+/// As [`__tgt_target_data_end_mapper`].
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn __tgt_target_data_end_nowait_mapper(
+    loc: *mut ident_t,
+    device_id: i64,
+    arg_num: i32,
+    args_base: *mut *mut c_void,
+    args: *mut *mut c_void,
+    arg_sizes: *mut i64,
+    arg_types: *mut i64,
+    arg_names: *mut map_var_info_t,
+    arg_mappers: *mut *mut c_void,
+    _dep_num: i32,
+    _dep_list: *mut c_void,
+    _noalias_dep_num: i32,
+    _noalias_dep_list: *mut c_void,
+) {
+    // SAFETY: forwarded contract.
+    unsafe { __tgt_target_data_end_mapper(loc, device_id, arg_num, args_base, args, arg_sizes, arg_types, arg_names, arg_mappers) }
+}
+
+/// Map-exiting construct (`target data` end, `target exit data`), legacy form without location, names and mappers.
+///
+/// # Safety
+/// Each non-NULL array holds `arg_num` elements.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn __tgt_target_data_end(
+    device_id: i64,
+    arg_num: i32,
+    args_base: *mut *mut c_void,
+    args: *mut *mut c_void,
+    arg_sizes: *mut i64,
+    arg_types: *mut i64,
+) {
+    let null = core::ptr::null_mut();
+    // SAFETY: forwarded contract.
+    unsafe { __tgt_target_data_end_mapper(null, device_id, arg_num, args_base, args, arg_sizes, arg_types, null.cast(), null.cast()) }
+}
+
+/// Map-exiting construct (`target data` end, `target exit data`), legacy `nowait` form; dependences ignored.
+///
+/// # Safety
+/// Each non-NULL array holds `arg_num` elements.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn __tgt_target_data_end_nowait(
+    device_id: i64,
+    arg_num: i32,
+    args_base: *mut *mut c_void,
+    args: *mut *mut c_void,
+    arg_sizes: *mut i64,
+    arg_types: *mut i64,
+    _dep_num: i32,
+    _dep_list: *mut c_void,
+    _noalias_dep_num: i32,
+    _noalias_dep_list: *mut c_void,
+) {
+    // SAFETY: forwarded contract.
+    unsafe { __tgt_target_data_end(device_id, arg_num, args_base, args, arg_sizes, arg_types) }
+}
+
+/// `target update` with mappers (the form clang emits).
+///
+/// # Safety
+/// `loc` is NULL or a valid `ident_t`; each non-NULL array holds `arg_num` elements.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn __tgt_target_data_update_mapper(
+    loc: *mut ident_t,
+    device_id: i64,
+    arg_num: i32,
+    args_base: *mut *mut c_void,
+    args: *mut *mut c_void,
+    arg_sizes: *mut i64,
+    arg_types: *mut i64,
+    arg_names: *mut map_var_info_t,
+    arg_mappers: *mut *mut c_void,
+) {
+    let raw = RawArgs { num: arg_num, bases: args_base, begins: args, sizes: arg_sizes, types: arg_types, names: arg_names, mappers: arg_mappers };
+    // SAFETY: forwarded contract.
+    unsafe { target_data("__tgt_target_data_update_mapper", loc, device_id, raw, DataOp::Update) }
+}
+
+/// `target update`, `nowait` form: the compiler wraps it in a target task that
+/// carries the dependences, so they are ignored here and the call completes
+/// before returning.
+///
+/// # Safety
+/// As [`__tgt_target_data_update_mapper`].
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn __tgt_target_data_update_nowait_mapper(
+    loc: *mut ident_t,
+    device_id: i64,
+    arg_num: i32,
+    args_base: *mut *mut c_void,
+    args: *mut *mut c_void,
+    arg_sizes: *mut i64,
+    arg_types: *mut i64,
+    arg_names: *mut map_var_info_t,
+    arg_mappers: *mut *mut c_void,
+    _dep_num: i32,
+    _dep_list: *mut c_void,
+    _noalias_dep_num: i32,
+    _noalias_dep_list: *mut c_void,
+) {
+    // SAFETY: forwarded contract.
+    unsafe { __tgt_target_data_update_mapper(loc, device_id, arg_num, args_base, args, arg_sizes, arg_types, arg_names, arg_mappers) }
+}
+
+/// `target update`, legacy form without location, names and mappers.
+///
+/// # Safety
+/// Each non-NULL array holds `arg_num` elements.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn __tgt_target_data_update(
+    device_id: i64,
+    arg_num: i32,
+    args_base: *mut *mut c_void,
+    args: *mut *mut c_void,
+    arg_sizes: *mut i64,
+    arg_types: *mut i64,
+) {
+    let null = core::ptr::null_mut();
+    // SAFETY: forwarded contract.
+    unsafe { __tgt_target_data_update_mapper(null, device_id, arg_num, args_base, args, arg_sizes, arg_types, null.cast(), null.cast()) }
+}
+
+/// `target update`, legacy `nowait` form; dependences ignored.
+///
+/// # Safety
+/// Each non-NULL array holds `arg_num` elements.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn __tgt_target_data_update_nowait(
+    device_id: i64,
+    arg_num: i32,
+    args_base: *mut *mut c_void,
+    args: *mut *mut c_void,
+    arg_sizes: *mut i64,
+    arg_types: *mut i64,
+    _dep_num: i32,
+    _dep_list: *mut c_void,
+    _noalias_dep_num: i32,
+    _noalias_dep_list: *mut c_void,
+) {
+    // SAFETY: forwarded contract.
+    unsafe { __tgt_target_data_update(device_id, arg_num, args_base, args, arg_sizes, arg_types) }
+}
 
 /// Checks a mapper handle received from C.
 ///

@@ -52,30 +52,59 @@ pub unsafe extern "C" fn omp_target_free(device_ptr: *mut c_void, device_num: c_
     })
 }
 
-macro_rules! alloc_kind_exports {
-    ($alloc:ident, $free:ident, $kind:expr) => {
-        /// Allocation of a specific kind (LLVM extension).
-        #[unsafe(no_mangle)]
-        pub extern "C" fn $alloc(size: usize, device_num: c_int) -> *mut c_void {
-            ptr_entry(stringify!($alloc), || Ok(runtime::get().target_alloc(size, device_num as i64, $kind) as *mut c_void))
-        }
-
-        /// Frees memory of the matching allocation function.
-        ///
-        /// # Safety
-        /// `ptr` is NULL or was returned by the matching allocation for `device_num`.
-        #[unsafe(no_mangle)]
-        pub unsafe extern "C" fn $free(ptr: *mut c_void, device_num: c_int) {
-            void_entry(stringify!($free), || {
-                runtime::get().target_free(ptr as usize, device_num as i64, $kind);
-                Ok(())
-            })
-        }
-    };
+/// Allocates device memory (LLVM extension); NULL for size 0 or on failure.
+#[unsafe(no_mangle)]
+pub extern "C" fn llvm_omp_target_alloc_device(size: usize, device_num: c_int) -> *mut c_void {
+    ptr_entry("llvm_omp_target_alloc_device", || Ok(runtime::get().target_alloc(size, device_num as i64, AllocKind::Device) as *mut c_void))
 }
-alloc_kind_exports!(llvm_omp_target_alloc_device, llvm_omp_target_free_device, AllocKind::Device);
-alloc_kind_exports!(llvm_omp_target_alloc_host, llvm_omp_target_free_host, AllocKind::Host);
-alloc_kind_exports!(llvm_omp_target_alloc_shared, llvm_omp_target_free_shared, AllocKind::Shared);
+
+/// Frees memory from `llvm_omp_target_alloc_device`.
+///
+/// # Safety
+/// `ptr` is NULL or was returned by `llvm_omp_target_alloc_device` for `device_num`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn llvm_omp_target_free_device(ptr: *mut c_void, device_num: c_int) {
+    void_entry("llvm_omp_target_free_device", || {
+        runtime::get().target_free(ptr as usize, device_num as i64, AllocKind::Device);
+        Ok(())
+    })
+}
+
+/// Allocates pinned host memory (LLVM extension); NULL for size 0 or on failure.
+#[unsafe(no_mangle)]
+pub extern "C" fn llvm_omp_target_alloc_host(size: usize, device_num: c_int) -> *mut c_void {
+    ptr_entry("llvm_omp_target_alloc_host", || Ok(runtime::get().target_alloc(size, device_num as i64, AllocKind::Host) as *mut c_void))
+}
+
+/// Frees memory from `llvm_omp_target_alloc_host`.
+///
+/// # Safety
+/// `ptr` is NULL or was returned by `llvm_omp_target_alloc_host` for `device_num`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn llvm_omp_target_free_host(ptr: *mut c_void, device_num: c_int) {
+    void_entry("llvm_omp_target_free_host", || {
+        runtime::get().target_free(ptr as usize, device_num as i64, AllocKind::Host);
+        Ok(())
+    })
+}
+
+/// Allocates managed (shared) memory (LLVM extension); NULL for size 0 or on failure.
+#[unsafe(no_mangle)]
+pub extern "C" fn llvm_omp_target_alloc_shared(size: usize, device_num: c_int) -> *mut c_void {
+    ptr_entry("llvm_omp_target_alloc_shared", || Ok(runtime::get().target_alloc(size, device_num as i64, AllocKind::Shared) as *mut c_void))
+}
+
+/// Frees memory from `llvm_omp_target_alloc_shared`.
+///
+/// # Safety
+/// `ptr` is NULL or was returned by `llvm_omp_target_alloc_shared` for `device_num`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn llvm_omp_target_free_shared(ptr: *mut c_void, device_num: c_int) {
+    void_entry("llvm_omp_target_free_shared", || {
+        runtime::get().target_free(ptr as usize, device_num as i64, AllocKind::Shared);
+        Ok(())
+    })
+}
 
 /// 1 when `ptr` is mapped on the device.
 #[unsafe(no_mangle)]

@@ -407,10 +407,13 @@ pub extern "C" fn __kmpc_push_target_tripcount_mapper(_loc: *mut ident_t, _devic
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn __tgt_target_nowait_query(async_handle: *mut *mut c_void) {
     void_entry("__tgt_target_nowait_query", || {
-        // SAFETY: checked for NULL and alignment; the slot is libomp's.
-        let slot = unsafe { crate::abi::ptr::slice(async_handle as *const *mut c_void, 1, "async handle")? };
-        if async_handle.is_null() || slot[0].is_null() {
-            diag::fatal(1, "Receive an invalid async handle from the current OpenMP task. Is this a target nowait region?");
+        let invalid = || -> ! {
+            diag::fatal(1, "Receive an invalid async handle from the current OpenMP task. Is this a target nowait region?")
+        };
+        // SAFETY: NULL/misalignment are rejected; otherwise the slot is the calling task's.
+        let slot = unsafe { crate::abi::ptr::slice(async_handle as *const *mut c_void, 1, "async handle") }.unwrap_or_else(|_| invalid());
+        if slot[0].is_null() {
+            invalid();
         }
         // SAFETY: non-NULL, aligned slot owned by the calling task.
         unsafe { *async_handle = core::ptr::null_mut() };

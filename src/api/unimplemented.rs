@@ -92,30 +92,62 @@ pub extern "C" fn __tgt_interop_release(_loc: *mut ident_t, _interop: *mut c_voi
     crate::abi::OFFLOAD_FAIL
 }
 
+/// `omp_irc_other` (OpenMP 5.1 `omp_interop_rc_t`).
+const OMP_IRC_OTHER: c_int = -6;
+
+/// Stores `omp_irc_other` where the caller asked for the return code.
+///
+/// # Safety
+/// `ret_code` is NULL or writable.
+unsafe fn set_ret_code(ret_code: *mut c_int) {
+    if !ret_code.is_null() && (ret_code as usize).is_multiple_of(align_of::<c_int>()) {
+        // SAFETY: non-NULL, aligned pointer the caller provided for the return code.
+        unsafe { *ret_code = OMP_IRC_OTHER };
+    }
+}
+
 /// Synchronises implicit interop objects: there are none.
 #[unsafe(no_mangle)]
 pub extern "C" fn __tgt_target_sync(_loc: *mut ident_t, _gtid: c_int, _current_task: *mut c_void, _event: *mut c_void) {}
 
-macro_rules! interop_query {
-    ($name:ident, $ret:ty, $fail:expr) => {
-        /// Interop property query: no interop objects exist, so `omp_irc_other` (-6... reported as failure).
-        ///
-        /// # Safety
-        /// `ret_code` is NULL or writable.
-        #[unsafe(no_mangle)]
-        pub unsafe extern "C" fn $name(_interop: *const c_void, _property: c_int, ret_code: *mut c_int) -> $ret {
-            not_implemented(stringify!($name));
-            if !ret_code.is_null() && (ret_code as usize).is_multiple_of(4) {
-                // SAFETY: non-NULL, aligned pointer provided for the return code.
-                unsafe { *ret_code = -5 }; // omp_irc_no_value... see OpenMP 5.1 §3.12: omp_irc_other = -6
-            }
-            $fail
-        }
-    };
+/// Interop property query. No interop object exists in this runtime, so
+/// every query fails with `omp_irc_other`.
+///
+/// # Safety
+/// `ret_code` is NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn omp_get_interop_int(_interop: *const c_void, _property: c_int, ret_code: *mut c_int) -> isize {
+    not_implemented("omp_get_interop_int");
+    // SAFETY: forwarded contract.
+    unsafe { set_ret_code(ret_code) };
+    0
 }
-interop_query!(omp_get_interop_int, isize, 0);
-interop_query!(omp_get_interop_ptr, *mut c_void, core::ptr::null_mut());
-interop_query!(omp_get_interop_str, *const c_char, core::ptr::null());
+
+/// Interop property query. No interop object exists in this runtime, so
+/// every query fails with `omp_irc_other`.
+///
+/// # Safety
+/// `ret_code` is NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn omp_get_interop_ptr(_interop: *const c_void, _property: c_int, ret_code: *mut c_int) -> *mut c_void {
+    not_implemented("omp_get_interop_ptr");
+    // SAFETY: forwarded contract.
+    unsafe { set_ret_code(ret_code) };
+    core::ptr::null_mut()
+}
+
+/// Interop property query. No interop object exists in this runtime, so
+/// every query fails with `omp_irc_other`.
+///
+/// # Safety
+/// `ret_code` is NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn omp_get_interop_str(_interop: *const c_void, _property: c_int, ret_code: *mut c_int) -> *const c_char {
+    not_implemented("omp_get_interop_str");
+    // SAFETY: forwarded contract.
+    unsafe { set_ret_code(ret_code) };
+    core::ptr::null()
+}
 
 /// Interop property name: NULL.
 #[unsafe(no_mangle)]

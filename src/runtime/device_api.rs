@@ -64,7 +64,7 @@ impl Runtime {
         }
         match self.api_target(device_num) {
             Target::Host => true,
-            Target::Device(d) => matches!(d.table.lookup(ptr, 1), Lookup::Contained(_)),
+            Target::Device(d) => super::data::get_tgt_ptr_begin(&d, ptr, 1, false, false, true, false).entry.is_some(),
         }
     }
 

@@ -79,7 +79,11 @@ impl Runtime {
 
     /// `__tgt_rtl_deinit`: one reference less (never below zero).
     pub fn deinit(&self) {
-        let _ = self.refcount.fetch_update(Ordering::AcqRel, Ordering::Acquire, |c| c.checked_sub(1));
+        let last = self.refcount.fetch_update(Ordering::AcqRel, Ordering::Acquire, |c| c.checked_sub(1)) == Ok(1);
+        if last && crate::env::config().info_on(info::DUMP_TABLE) {
+            // LLVM prints the tables once more when the runtime goes down.
+            self.dump_tables_reversed("libomptarget:0:0");
+        }
     }
 
     /// Offloading disabled by `OMP_TARGET_OFFLOAD=disabled`: no plugin is used.
@@ -167,6 +171,9 @@ impl Runtime {
 
     /// `__tgt_unregister_lib`: forget the library's kernels and globals.
     pub fn unregister_lib(&self, key: usize) {
+        // Drop the reference first: the last one prints the final table dump,
+        // which still shows this library's globals, as LLVM's does.
+        self.deinit();
         let removed = self.registry.write().remove(key);
         if let Some(lib) = removed {
             let devices = self.devices.read().clone();
@@ -188,7 +195,6 @@ impl Runtime {
             }
             crate::debug!("unregistered library {key:#x}");
         }
-        self.deinit();
     }
 
     /// `__tgt_init_all_rtls`: initialise every plugin's devices now.
@@ -343,6 +349,16 @@ impl Runtime {
     /// Prints every device's mapping table (INFO 0x4 / `ompx_dump_mapping_tables`).
     pub fn dump_tables(&self, location: &str, to_stdout: bool) {
         let devices = self.devices.read().clone();
+        self.dump_device_tables(&devices, location, to_stdout);
+    }
+
+    fn dump_tables_reversed(&self, location: &str) {
+        let mut devices = self.devices.read().clone();
+        devices.reverse();
+        self.dump_device_tables(&devices, location, false);
+    }
+
+    fn dump_device_tables(&self, devices: &[Arc<Device>], location: &str, to_stdout: bool) {
         let mut out = String::new();
         for dev in devices {
             let prefix = format!("omptarget device {} info: ", dev.id);
