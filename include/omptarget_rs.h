@@ -142,16 +142,6 @@ typedef struct ident_t {
 } ident_t;
 
 /*
- `map_var_info_t`: pointer to `";name;file;line;col;;"`.
- */
-typedef void *map_var_info_t;
-
-/*
- `omp_depend_t`: opaque dependence object handle.
- */
-typedef void *omp_depend_t;
-
-/*
  `KernelArgsTy` (`__tgt_kernel_arguments`), versions 2 and 3 layout, 104 bytes.
  Version 1 structs end after `Tripcount` (64 bytes).
  */
@@ -170,6 +160,16 @@ typedef struct __tgt_kernel_arguments {
   uint32_t ThreadLimit[3];
   uint32_t DynCGroupMem;
 } __tgt_kernel_arguments;
+
+/*
+ `map_var_info_t`: pointer to `";name;file;line;col;;"`.
+ */
+typedef void *map_var_info_t;
+
+/*
+ `omp_depend_t`: opaque dependence object handle.
+ */
+typedef void *omp_depend_t;
 
 /*
  Current (clang >= 20) offload entry, `llvm::offloading::EntryTy`, 56 bytes.
@@ -244,6 +244,38 @@ typedef struct __tgt_target_non_contig {
 #ifdef __cplusplus
 extern "C" {
 #endif // __cplusplus
+
+/*
+ Creates an async handle for `device` (`-1` = the default device).
+ */
+void *__tgt_async_info_create(int64_t device);
+
+/*
+ Waits for the handle's work; 0 when it all succeeded (and for NULL).
+
+ # Safety
+ `async_info` is NULL or a live handle from `__tgt_async_info_create`.
+ */
+int32_t __tgt_async_info_synchronize(void *async_info);
+
+/*
+ Synchronises and frees a handle. NULL is ignored.
+
+ # Safety
+ `async_info` is NULL or a live handle from `__tgt_async_info_create`; it
+ must not be used afterwards.
+ */
+void __tgt_async_info_destroy(void *async_info);
+
+/*
+ Launches like `__tgt_target_kernel` without waiting for completion; the
+ result is collected by `__tgt_async_info_synchronize`. A NULL handle
+ launches synchronously.
+
+ # Safety
+ As `__tgt_target_kernel`; `async_info` is NULL or a live handle.
+ */
+int32_t __tgt_target_kernel_async(struct ident_t *loc, int64_t device_id, int32_t num_teams, int32_t thread_limit, void *host_ptr, struct __tgt_kernel_arguments *args, void *async_info);
 
 /*
  Map-entering construct (`target data` begin, `target enter data`) with mappers (the form clang emits).

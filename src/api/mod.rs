@@ -6,6 +6,7 @@
 //! The list of exports is `exports.list`; build.rs derives the `VERS1.0`
 //! version script and the `.symver` directives from it.
 
+pub mod async_api;
 pub mod boundary;
 pub mod data;
 pub mod device_api;
