@@ -129,19 +129,23 @@ fn refcount_str(c: u64) -> String {
 /// `getTargetPointer`: find or create the mapping of `[begin, +size)`.
 /// `Ok(None)` is LLVM's NULL result (message already printed).
 fn get_target_pointer(rt: &Runtime, dev: &Device, g: &GetTarget) -> Result<Option<TargetPointer>> {
-    let found = dev.table.lookup(g.begin, g.size);
-    let reuse = match &found {
+    // Reuse decision and count update happen under the table's read lock.
+    let (found, reused) = dev.table.lookup_then(g.begin, g.size, |l| match l {
         Lookup::Contained(e) => Some(e.clone()),
         Lookup::Extends(e) if g.implicit => Some(e.clone()),
         _ => None,
-    };
-    let mut tp = if let Some(e) = reuse {
-        let (action, is_new) = if g.update_ref {
+    }
+    .map(|e| {
+        if g.update_ref {
             e.inc(g.hold);
-            (" (incremented)", false)
+            (e, " (incremented)", false)
         } else {
-            (" (update suppressed)", e.total() == 1)
-        };
+            let is_new = e.total() == 1;
+            (e, " (update suppressed)", is_new)
+        }
+    }));
+    let mut created = false;
+    let mut tp = if let Some((e, action, is_new)) = reused {
         diag::info(info::MAPPING_EXISTS, dev.id, || {
             format!(
                 "Mapping exists{} with HstPtrBegin={}, TgtPtrBegin={}, Size={}, DynRefCount={}{}, HoldRefCount={}{}, Name={}",
@@ -192,13 +196,16 @@ fn get_target_pointer(rt: &Runtime, dev: &Device, g: &GetTarget) -> Result<Optio
         // Zero-length sections of unmapped memory keep their host address.
         TargetPointer { tgt: g.begin as u64, entry: None, is_new: false, is_host: true }
     } else {
+        created = true;
         create_entry(dev, g)?
     };
 
-    // Data motion for new entries or `always`.
+    // Data motion for reused entries that count as new, or `always`
+    // (entries created here were filled before they became visible).
     if let Some(e) = tp.entry.as_ref()
         && g.to
         && g.size > 0
+        && !created
         && (tp.is_new || g.always)
     {
         let attached_here = e.shadows.lock().iter().any(|s| s.host_ptr_addr == g.begin);
@@ -241,6 +248,14 @@ fn create_entry(dev: &Device, g: &GetTarget) -> Result<TargetPointer> {
             )
         });
         crate::debug!("device {}: new mapping host [{:#x}, +{}) -> {tgt:#x}", dev.id, g.begin, g.size);
+        // Copy before other threads can see the entry, so a concurrent
+        // region never reads a device buffer that is not filled yet.
+        if g.to {
+            if let Err(err) = submit(dev, tgt, g.begin, g.size, g.name) {
+                let _ = dev.free(alloc, AllocKind::Default);
+                return Err(err);
+            }
+        }
         map.insert(g.begin, e.clone());
         Ok(TargetPointer { tgt, entry: Some(e), is_new: true, is_host: false })
     })
@@ -477,26 +492,22 @@ pub fn get_tgt_ptr_begin(
     must_contain: bool,
     force_delete: bool,
 ) -> TgtPtrBegin {
-    let found = dev.table.lookup(begin, size);
+    // The release and the "is last" decision happen under the read lock.
+    let (found, is_last) = dev.table.lookup_then(begin, size, |l| match l {
+        Lookup::Contained(e) => update_ref && e.release(hold, force_delete),
+        Lookup::Extends(e) if !must_contain => update_ref && e.release(hold, force_delete),
+        _ => false,
+    });
     let e = match found {
         Lookup::Contained(e) => e,
         Lookup::Extends(e) if !must_contain => e,
         _ => return TgtPtrBegin { tgt: begin as u64, entry: None, is_last: false },
     };
-    let mut is_last = false;
-    let action = if update_ref {
-        if force_delete {
-            e.reset(hold);
-        }
-        is_last = e.dec_should_remove(hold, force_delete);
-        e.dec(hold);
-        match (is_last, force_delete) {
-            (true, true) => " (reset, delayed deletion)",
-            (true, false) => " (decremented, delayed deletion)",
-            _ => " (decremented)",
-        }
-    } else {
-        " (update suppressed)"
+    let action = match (update_ref, is_last, force_delete) {
+        (false, _, _) => " (update suppressed)",
+        (true, true, true) => " (reset, delayed deletion)",
+        (true, true, false) => " (decremented, delayed deletion)",
+        (true, false, _) => " (decremented)",
     };
     diag::info(info::MAPPING_EXISTS, dev.id, || {
         format!(

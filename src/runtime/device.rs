@@ -98,3 +98,53 @@ impl Device {
 pub fn unknown_region(region_id: usize) -> OffloadError {
     OffloadError::UnknownRegion(region_id)
 }
+
+/// Most devices one process can have (all plugins together).
+pub const MAX_DEVICES: usize = 256;
+
+/// The user-visible devices: append-only, so lookups need no lock
+/// (the hot path of every launch and data call reads it).
+pub struct DeviceList {
+    slots: Box<[std::sync::OnceLock<Arc<Device>>]>,
+    len: std::sync::atomic::AtomicUsize,
+    push: Mutex<()>,
+}
+
+impl Default for DeviceList {
+    fn default() -> Self {
+        DeviceList {
+            slots: (0..MAX_DEVICES).map(|_| std::sync::OnceLock::new()).collect(),
+            len: std::sync::atomic::AtomicUsize::new(0),
+            push: Mutex::new(()),
+        }
+    }
+}
+
+impl DeviceList {
+    /// Number of devices.
+    #[inline]
+    pub fn len(&self) -> usize {
+        self.len.load(Ordering::Acquire)
+    }
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+    /// Device with user number `id`.
+    #[inline]
+    pub fn get(&self, id: usize) -> Option<&Arc<Device>> {
+        if id < self.len() { self.slots[id].get() } else { None }
+    }
+    /// Appends a device built from its user number; `None` when full.
+    pub fn push_with(&self, make: impl FnOnce(usize) -> Device) -> Option<usize> {
+        let _guard = self.push.lock();
+        let id = self.len();
+        let slot = self.slots.get(id)?;
+        let _ = slot.set(Arc::new(make(id)));
+        self.len.store(id + 1, Ordering::Release);
+        Some(id)
+    }
+    /// All devices in user-number order.
+    pub fn all(&self) -> Vec<Arc<Device>> {
+        (0..self.len()).filter_map(|i| self.slots[i].get().cloned()).collect()
+    }
+}

@@ -271,8 +271,9 @@ impl Runtime {
         if uid == "HOST" {
             return self.num_devices() as i32;
         }
-        let devices = self.devices.read().clone();
-        devices.iter().find(|d| d.plugin.uid(d.plugin_device) == uid).map(|d| d.id as i32).unwrap_or(crate::abi::OMP_INVALID_DEVICE)
+        self.devices
+            .all()
+            .iter().find(|d| d.plugin.uid(d.plugin_device) == uid).map(|d| d.id as i32).unwrap_or(crate::abi::OMP_INVALID_DEVICE)
     }
 
     /// `__tgt_print_device_info`.

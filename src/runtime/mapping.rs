@@ -81,12 +81,19 @@ impl MapEntry {
         let _ = self.counter(hold).fetch_update(Ordering::AcqRel, Ordering::Acquire, |c| (c != INF).then(|| c + 1));
     }
     /// Decrements the selected count unless it is INF or 0. Returns the new
-    /// value (or the unchanged one).
-    pub fn dec(&self, hold: bool) -> u64 {
-        match self.counter(hold).fetch_update(Ordering::AcqRel, Ordering::Acquire, |c| (c != INF && c != 0).then(|| c - 1)) {
-            Ok(old) => old - 1,
-            Err(cur) => cur,
+    /// value when it changed.
+    pub fn dec(&self, hold: bool) -> Option<u64> {
+        self.counter(hold).fetch_update(Ordering::AcqRel, Ordering::Acquire, |c| (c != INF && c != 0).then(|| c - 1)).ok().map(|old| old - 1)
+    }
+
+    /// Releases one reference (`delete` first resets the count to 1) and says
+    /// whether this call brought the total to zero, atomically with respect
+    /// to other releases of the same count: exactly one releaser sees `true`.
+    pub fn release(&self, hold: bool, force_delete: bool) -> bool {
+        if force_delete {
+            self.reset(hold);
         }
+        self.dec(hold) == Some(0) && self.counter(!hold).load(Ordering::Acquire) == 0
     }
     /// `reset` for `delete`: the selected count becomes 1 unless INF.
     pub fn reset(&self, hold: bool) {
@@ -174,6 +181,16 @@ impl MappingTable {
         lookup_in(&self.map.read(), hp, size)
     }
 
+    /// Finds the entry and runs `f` on the result while the read lock is
+    /// held, so count changes made by `f` cannot race with a removal (which
+    /// needs the write lock and re-checks the count).
+    pub fn lookup_then<R>(&self, hp: usize, size: u64, f: impl FnOnce(&Lookup) -> R) -> (Lookup, R) {
+        let map = self.map.read();
+        let l = lookup_in(&map, hp, size);
+        let r = f(&l);
+        (l, r)
+    }
+
     /// Runs `f` with the write lock held (entry creation and removal).
     pub fn with_write<R>(&self, f: impl FnOnce(&mut BTreeMap<usize, Arc<MapEntry>>) -> R) -> R {
         f(&mut self.map.write())
@@ -255,18 +272,33 @@ mod tests {
         assert!(e.dec_should_remove(false, false));
         e.inc(false);
         assert!(!e.dec_should_remove(false, false));
-        assert_eq!(e.dec(false), 1);
+        assert_eq!(e.dec(false), Some(1));
         e.inc(true);
         assert!(!e.dec_should_remove(false, false), "hold count keeps it");
-        assert_eq!(e.dec(true), 0);
-        assert_eq!(e.dec(false), 0);
-        assert_eq!(e.dec(false), 0, "never underflows");
+        assert_eq!(e.dec(true), Some(0));
+        assert_eq!(e.dec(false), Some(0));
+        assert_eq!(e.dec(false), None, "never underflows");
         let g = MapEntry::new_permanent(0, 8, 0, 0);
         g.inc(false);
-        assert_eq!(g.dec(false), INF);
+        assert_eq!(g.dec(false), None);
+        assert!(!g.release(false, true), "INF entries are never released");
         g.reset(false);
         assert_eq!(g.total(), INF);
         assert!(!g.dec_should_remove(false, true));
+    }
+
+    #[test]
+    fn concurrent_releases_see_one_last() {
+        let e = std::sync::Arc::new(MapEntry::new(0, 0, 8, 0, 0, 0, false));
+        for _ in 0..7 {
+            e.inc(false);
+        }
+        let lasts: usize = std::thread::scope(|s| {
+            let hs: Vec<_> = (0..8).map(|_| s.spawn(|| e.release(false, false) as usize)).collect();
+            hs.into_iter().map(|h| h.join().unwrap()).sum()
+        });
+        assert_eq!(lasts, 1);
+        assert_eq!(e.total(), 0);
     }
 
     #[test]

@@ -35,8 +35,8 @@ use std::sync::{Arc, LazyLock};
 pub struct Runtime {
     refcount: AtomicUsize,
     plugins: Vec<&'static dyn Plugin>,
-    /// User device number → device. Only ever grows.
-    devices: RwLock<Vec<Arc<Device>>>,
+    /// User device number → device. Only ever grows; read without locks.
+    devices: device::DeviceList,
     /// Per plugin: the user numbers of its devices once initialised.
     plugin_devices: Mutex<Vec<Option<Vec<usize>>>>,
     registry: RwLock<Registry>,
@@ -63,7 +63,7 @@ impl Runtime {
             refcount: AtomicUsize::new(0),
             plugin_devices: Mutex::new(vec![None; plugins.len()]),
             plugins,
-            devices: RwLock::new(Vec::new()),
+            devices: device::DeviceList::default(),
             registry: RwLock::new(Registry::default()),
             generation: AtomicU64::new(0),
             requirements: AtomicU64::new(0),
@@ -99,14 +99,8 @@ impl Runtime {
         }
         let plugin = self.plugins[plugin_index];
         let n = plugin.number_of_devices();
-        let mut devices = self.devices.write();
-        let ids: Vec<usize> = (0..n)
-            .map(|d| {
-                let id = devices.len();
-                devices.push(Arc::new(Device::new(id, plugin, d)));
-                id
-            })
-            .collect();
+        let ids: Vec<usize> =
+            (0..n).filter_map(|d| self.devices.push_with(|id| Device::new(id, plugin, d))).collect();
         crate::debug!("plugin {} initialised with {n} devices: user numbers {ids:?}", plugin.name());
         pd[plugin_index] = Some(ids.clone());
         ids
@@ -127,7 +121,7 @@ impl Runtime {
                         continue;
                     }
                     for id in self.plugin_device_ids(pi) {
-                        let dev = self.devices.read()[id].clone();
+                        let Some(dev) = self.devices.get(id).cloned() else { continue };
                         if !device_images.contains_key(&id) && plugin.is_device_compatible(dev.plugin_device, bytes) {
                             device_images.insert(id, index);
                         }
@@ -176,8 +170,7 @@ impl Runtime {
         self.deinit();
         let removed = self.registry.write().remove(key);
         if let Some(lib) = removed {
-            let devices = self.devices.read().clone();
-            for dev in devices {
+            for dev in self.devices.all() {
                 if !dev.loaded_libs.lock().remove(&key) {
                     continue;
                 }
@@ -209,7 +202,7 @@ impl Runtime {
 
     /// Number of initialised devices (`omp_get_num_devices`).
     pub fn num_devices(&self) -> usize {
-        self.devices.read().len()
+        self.devices.len()
     }
 
     /// The offload policy, computed once.
@@ -220,13 +213,10 @@ impl Runtime {
     /// The device with user number `id`, its pending images loaded.
     /// Errors for numbers out of range (callers decide whether that is fatal).
     pub fn device(&self, id: i64) -> Result<Arc<Device>> {
-        let dev = {
-            let devices = self.devices.read();
-            usize::try_from(id)
-                .ok()
-                .and_then(|i| devices.get(i).cloned())
-                .ok_or(OffloadError::NoSuchDevice { device: id, available: devices.len() })?
-        };
+        let dev = usize::try_from(id)
+            .ok()
+            .and_then(|i| self.devices.get(i).cloned())
+            .ok_or(OffloadError::NoSuchDevice { device: id, available: self.devices.len() })?;
         if dev.generation() != self.generation.load(Ordering::Acquire) {
             self.load_pending(&dev)?;
         }
@@ -348,12 +338,11 @@ impl Runtime {
 
     /// Prints every device's mapping table (INFO 0x4 / `ompx_dump_mapping_tables`).
     pub fn dump_tables(&self, location: &str, to_stdout: bool) {
-        let devices = self.devices.read().clone();
-        self.dump_device_tables(&devices, location, to_stdout);
+        self.dump_device_tables(&self.devices.all(), location, to_stdout);
     }
 
     fn dump_tables_reversed(&self, location: &str) {
-        let mut devices = self.devices.read().clone();
+        let mut devices = self.devices.all();
         devices.reverse();
         self.dump_device_tables(&devices, location, false);
     }
