@@ -169,15 +169,8 @@ fn get_target_pointer(rt: &Runtime, dev: &Device, g: &GetTarget) -> Result<Optio
             ptr(e.host_begin as u64),
             e.size()
         ));
-        crate::debug!(
-            "conflicting entry: host [{:#x}, {:#x}) -> device {:#x}, DynRefCount={}, HoldRefCount={}, name {}",
-            e.host_begin,
-            e.host_end,
-            e.tgt_begin,
-            refcount_str(e.dyn_count()),
-            refcount_str(e.hold_count()),
-            name_of(e.name)
-        );
+        // Beyond LLVM: say which mapping is in the way.
+        diag::message(&format!("the existing mapping is {}", describe(e)));
         if g.present {
             present_missing(g.begin, g.size);
         }
@@ -266,6 +259,21 @@ fn present_missing(begin: usize, size: u64) {
         "device mapping required by 'present' map type modifier does not exist for host address {} ({size} bytes)",
         ptr(begin as u64)
     ));
+}
+
+/// One mapping in words, for messages that go beyond LLVM's.
+pub fn describe(e: &MapEntry) -> String {
+    // SAFETY: entry names are compiler-emitted static strings or our own.
+    let (name, decl) = unsafe { crate::abi::ptr::var_info(e.name) };
+    format!(
+        "'{name}' ({decl}): host [{}, {}) ({} bytes) -> device {}, DynRefCount={}, HoldRefCount={}",
+        ptr(e.host_begin as u64),
+        ptr(e.host_end as u64),
+        e.size(),
+        ptr(e.tgt_begin),
+        refcount_str(e.dyn_count()),
+        refcount_str(e.hold_count())
+    )
 }
 
 fn submit(dev: &Device, tgt: u64, host: usize, size: u64, name: usize) -> Result<()> {
