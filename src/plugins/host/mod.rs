@@ -22,6 +22,8 @@ struct LoadedImage {
     handle: libloading::os::unix::Library,
     /// Kept for symbol-size checks of globals.
     bytes: Vec<u8>,
+    /// The memfd the image was loaded from (kept open, see `load_binary`).
+    _fd: libc::c_int,
 }
 
 /// The host plugin.
@@ -86,10 +88,19 @@ impl Plugin for HostPlugin {
         let lib = unsafe {
             libloading::os::unix::Library::open(Some(&path), libc::RTLD_NOW | libc::RTLD_LOCAL)
         };
-        // SAFETY: fd is ours; the loaded mapping keeps its own reference.
-        unsafe { libc::close(fd) };
-        let handle = lib.map_err(|e| load_error(e.to_string()))?;
-        let loaded: &'static LoadedImage = Box::leak(Box::new(LoadedImage { handle, bytes: image.to_vec() }));
+        // The descriptor stays open while the image is loaded: ld.so
+        // recognises already-loaded objects by path, and a reused
+        // /proc/self/fd/N would hand the next device this device's copy
+        // (and its globals) instead of a fresh one.
+        let handle = match lib {
+            Ok(h) => h,
+            Err(e) => {
+                // SAFETY: fd is ours and nothing was loaded from it.
+                unsafe { libc::close(fd) };
+                return Err(load_error(e.to_string()));
+            }
+        };
+        let loaded: &'static LoadedImage = Box::leak(Box::new(LoadedImage { handle, bytes: image.to_vec(), _fd: fd }));
         let mut images = self.images.lock();
         images.push(loaded);
         crate::debug!("host plugin: loaded image of {} bytes on device {device} as handle {}", image.len(), images.len() - 1);
