@@ -51,3 +51,50 @@ pub fn global_thread_num() -> Option<i32> {
     let f: extern "C" fn(*const c_void) -> i32 = unsafe { core::mem::transmute(f) };
     Some(f(core::ptr::null()))
 }
+
+/// One libomp dependence record (`kmp_depend_info_t`, 24 bytes).
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct KmpDependInfo {
+    pub base_addr: isize,
+    pub len: usize,
+    pub flags: u64,
+}
+const _: () = assert!(size_of::<KmpDependInfo>() == 24);
+
+/// Waits until the tasks the given `omp_depend_t` objects depend on are
+/// complete (`__kmpc_omp_wait_deps`), so an operation done right after is
+/// ordered as a task with those dependences would be. Returns false when
+/// libomp is not loaded.
+///
+/// # Safety
+/// Each element of `depobjs` is an `omp_depend_t` initialised by a
+/// `depobj` construct: a pointer to the object's dependence records, whose
+/// count libomp stores in the record just before the first.
+pub unsafe fn wait_depobjs(depobjs: &[*mut c_void]) -> bool {
+    let wait = libomp_fn!(W, c"__kmpc_omp_wait_deps");
+    let Some(gtid) = global_thread_num() else { return false };
+    if wait == 0 {
+        return false;
+    }
+    let mut deps: Vec<KmpDependInfo> = Vec::new();
+    for &obj in depobjs {
+        if obj.is_null() || !(obj as usize).is_multiple_of(align_of::<KmpDependInfo>()) {
+            continue;
+        }
+        let first = obj as *const KmpDependInfo;
+        // SAFETY: a depobj points one record past the header record holding the count.
+        let count = unsafe { (*first.sub(1)).base_addr }.clamp(0, 1 << 16) as usize;
+        // SAFETY: the object holds `count` records starting at `first`.
+        deps.extend_from_slice(unsafe { core::slice::from_raw_parts(first, count) });
+    }
+    if deps.is_empty() {
+        return true;
+    }
+    type WaitDeps = extern "C" fn(*const c_void, i32, i32, *const KmpDependInfo, i32, *const KmpDependInfo);
+    // SAFETY: libomp exports `void __kmpc_omp_wait_deps(ident_t *, kmp_int32, kmp_int32,
+    // kmp_depend_info_t *, kmp_int32, kmp_depend_info_t *)`.
+    let f: WaitDeps = unsafe { core::mem::transmute(wait) };
+    f(core::ptr::null(), gtid, deps.len() as i32, deps.as_ptr(), 0, core::ptr::null());
+    true
+}

@@ -78,7 +78,8 @@ impl SourceLoc {
     pub fn parse(psource: &str) -> Self {
         let mut it = psource.split(';').skip(1);
         let mut field = || it.next().filter(|s| !s.is_empty()).map(str::to_owned);
-        let file = field().unwrap_or_else(|| "unknown".into());
+        // Messages show the file name without its directories, as LLVM's SourceInfo does.
+        let file = field().map(|f| basename(&f).to_owned()).unwrap_or_else(|| "unknown".into());
         let function = field().unwrap_or_else(|| "unknown".into());
         let line = field().and_then(|s| s.parse().ok()).unwrap_or(0);
         let column = field().and_then(|s| s.parse().ok()).unwrap_or(0);
@@ -106,10 +107,40 @@ impl SourceLoc {
     }
 }
 
+/// An `ident_t` pointer whose location string is parsed only when a
+/// message needs it (parsing on every call would cost more than the call).
+#[derive(Debug, Clone, Copy)]
+pub struct Loc(*const ident_t);
+
+impl Loc {
+    /// Wraps a location pointer.
+    ///
+    /// # Safety
+    /// `loc` is NULL or points to a valid `ident_t` (with a NULL or
+    /// NUL-terminated `psource`) that outlives the value.
+    pub unsafe fn new(loc: *const ident_t) -> Self {
+        Loc(loc)
+    }
+    /// No location (`Loc == NULL`).
+    pub fn none() -> Self {
+        Loc(core::ptr::null())
+    }
+    /// The parsed location.
+    pub fn source(&self) -> SourceLoc {
+        // SAFETY: guaranteed by the constructor's contract.
+        unsafe { SourceLoc::from_ident(self.0) }
+    }
+}
+
 impl std::fmt::Display for SourceLoc {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "{}:{}:{}", self.file, self.line, self.column)
     }
+}
+
+/// The last component of a path.
+fn basename(path: &str) -> &str {
+    path.rsplit('/').next().unwrap_or(path)
 }
 
 /// The variable name inside a `map_var_info_t` string `";name;file;line;col;;"`.
@@ -128,6 +159,7 @@ mod tests {
         assert!(l.is_available());
         assert!(!SourceLoc::parse(";unknown;unknown;0;0;;").is_available());
         assert_eq!(SourceLoc::parse("").to_string(), "unknown:0:0");
+        assert_eq!(SourceLoc::parse(";/a/b/k.c;main;8;3;;").to_string(), "k.c:8:3");
         assert_eq!(SourceLoc::parse(";x;y;notanumber").line, 0);
     }
 
@@ -198,7 +230,7 @@ pub unsafe fn var_info(info: usize) -> (String, String) {
     let s = unsafe { c_string(info as *const c_char) }.unwrap_or_default();
     // ";name;file;line;col;;": unlike psource there is no function field.
     let field = |i: usize| s.split(';').nth(i).filter(|f| !f.is_empty());
-    let file = field(2).unwrap_or("unknown");
+    let file = field(2).map(basename).unwrap_or("unknown");
     let num = |i: usize| field(i).and_then(|f| f.parse::<u32>().ok()).unwrap_or(0);
     (var_name(&s), format!("{file}:{}:{}", num(3), num(4)))
 }

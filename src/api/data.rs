@@ -3,7 +3,7 @@
 //! (abi-reference §1.3.2, §6.6–§6.12).
 
 use super::boundary::{value_entry, void_entry};
-use crate::abi::ptr::{self, SourceLoc};
+use crate::abi::ptr::{self, Loc};
 use crate::abi::{MapType, ident_t, map_var_info_t};
 use crate::error::{OffloadError, Result};
 use crate::runtime::data::{self, MapArg, MapperComponents};
@@ -81,7 +81,7 @@ enum DataOp {
 unsafe fn target_data(name: &'static str, loc: *const ident_t, device_id: i64, raw: RawArgs, op: DataOp) {
     void_entry(name, || {
         // SAFETY: forwarded contract.
-        let src = unsafe { SourceLoc::from_ident(loc) };
+        let src = unsafe { Loc::new(loc) };
         let rt = runtime::get();
         let Some(id) = rt.check_device(device_id, &src) else {
             crate::debug!("{name}: not offloading to device {device_id}");
@@ -95,7 +95,7 @@ unsafe fn target_data(name: &'static str, loc: *const ident_t, device_id: i64, r
             DataOp::End => "Exiting OpenMP data region with end_mapper",
             DataOp::Update => "Updating data within the OpenMP data region with update_mapper",
         };
-        launch::print_args(dev.id, &format!("{header} at {src} with {} arguments:", args.len()), &args);
+        launch::print_args(dev.id, || format!("{header} at {} with {} arguments:", src.source(), args.len()), &args);
         crate::debug!("{name}: device {id}, {} arguments", args.len());
         let rc = match op {
             DataOp::Begin => {

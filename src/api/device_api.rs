@@ -181,15 +181,28 @@ pub unsafe extern "C" fn omp_target_memcpy_rect(
     })
 }
 
-fn deps_unsupported(name: &'static str, count: c_int) -> Result<()> {
-    if count > 0 {
-        return Err(OffloadError::NotImplemented(match name {
-            "omp_target_memcpy_async" => "omp_target_memcpy_async with depend objects",
-            "omp_target_memcpy_rect_async" => "omp_target_memcpy_rect_async with depend objects",
-            _ => "omp_target_memset_async with depend objects",
-        }));
+/// Orders an `_async` operation after its depend objects: waits for the
+/// tasks they name, then the caller performs the operation before returning
+/// (a valid schedule of the task the API describes).
+///
+/// # Safety
+/// `list` is NULL or holds `count` depend objects initialised by `depobj`.
+unsafe fn wait_for_depobjs(name: &'static str, count: c_int, list: *mut omp_depend_t) -> Result<()> {
+    if count <= 0 {
+        return Ok(());
     }
-    Ok(())
+    // SAFETY: forwarded contract.
+    let objs = unsafe { ptr::slice(list as *const omp_depend_t, count as usize, "depend object list")? };
+    // SAFETY: forwarded contract.
+    if unsafe { crate::abi::libomp::wait_depobjs(objs) } {
+        Ok(())
+    } else {
+        Err(OffloadError::NotImplemented(match name {
+            "omp_target_memcpy_async" => "omp_target_memcpy_async with depend objects without libomp",
+            "omp_target_memcpy_rect_async" => "omp_target_memcpy_rect_async with depend objects without libomp",
+            _ => "omp_target_memset_async with depend objects without libomp",
+        }))
+    }
 }
 
 /// Asynchronous copy. Without depend objects it completes before returning
@@ -207,10 +220,11 @@ pub unsafe extern "C" fn omp_target_memcpy_async(
     dst_device: c_int,
     src_device: c_int,
     depobj_count: c_int,
-    _depobj_list: *mut omp_depend_t,
+    depobj_list: *mut omp_depend_t,
 ) -> c_int {
     int_entry("omp_target_memcpy_async", || {
-        deps_unsupported("omp_target_memcpy_async", depobj_count)?;
+        // SAFETY: forwarded contract.
+        unsafe { wait_for_depobjs("omp_target_memcpy_async", depobj_count, depobj_list)? };
         // SAFETY: forwarded contract.
         Ok(unsafe { omp_target_memcpy(dst, src, length, dst_offset, src_offset, dst_device, src_device) })
     })
@@ -234,10 +248,11 @@ pub unsafe extern "C" fn omp_target_memcpy_rect_async(
     dst_device: c_int,
     src_device: c_int,
     depobj_count: c_int,
-    _depobj_list: *mut omp_depend_t,
+    depobj_list: *mut omp_depend_t,
 ) -> c_int {
     int_entry("omp_target_memcpy_rect_async", || {
-        deps_unsupported("omp_target_memcpy_rect_async", depobj_count)?;
+        // SAFETY: forwarded contract.
+        unsafe { wait_for_depobjs("omp_target_memcpy_rect_async", depobj_count, depobj_list)? };
         // SAFETY: forwarded contract.
         Ok(unsafe {
             omp_target_memcpy_rect(
@@ -271,10 +286,11 @@ pub unsafe extern "C" fn omp_target_memset_async(
     num_bytes: usize,
     device_num: c_int,
     depobj_count: c_int,
-    _depobj_list: *mut omp_depend_t,
+    depobj_list: *mut omp_depend_t,
 ) -> *mut c_void {
     ptr_entry("omp_target_memset_async", || {
-        deps_unsupported("omp_target_memset_async", depobj_count)?;
+        // SAFETY: forwarded contract.
+        unsafe { wait_for_depobjs("omp_target_memset_async", depobj_count, depobj_list)? };
         // SAFETY: forwarded contract.
         Ok(unsafe { omp_target_memset(ptr, byte_val, num_bytes, device_num) })
     })

@@ -3,7 +3,7 @@
 
 use super::boundary::{int_entry, void_entry};
 use super::data::RawArgs;
-use crate::abi::ptr::SourceLoc;
+use crate::abi::ptr::Loc;
 use crate::abi::{self, __tgt_kernel_arguments, ident_t, map_var_info_t};
 use crate::env::diag;
 use crate::error::{OffloadError, Result};
@@ -117,7 +117,7 @@ pub unsafe extern "C" fn __tgt_target_kernel(
 ) -> i32 {
     int_entry("__tgt_target_kernel", || {
         // SAFETY: forwarded contract.
-        let src = unsafe { SourceLoc::from_ident(loc) };
+        let src = unsafe { Loc::new(loc) };
         let rt = runtime::get();
         let Some(id) = rt.check_device(device_id, &src) else {
             crate::debug!("__tgt_target_kernel: not offloading to device {device_id}");
@@ -128,7 +128,7 @@ pub unsafe extern "C" fn __tgt_target_kernel(
         let dev = rt.device_or_fatal(id);
         runtime::launch::print_args(
             dev.id,
-            &format!("Entering OpenMP kernel at {src} with {} arguments:", req.args.len()),
+            || format!("Entering OpenMP kernel at {} with {} arguments:", src.source(), req.args.len()),
             &req.args,
         );
         crate::debug!(

@@ -89,20 +89,21 @@ pub fn policy(target_offload: impl FnOnce() -> i32, num_devices: impl FnOnce() -
 
 /// What `handleTargetOutcome` does after an offload attempt. `dump_tables`
 /// prints the mapping tables (INFO 0x4) and returns true when it did.
-pub fn target_outcome(success: bool, policy: Policy, loc: &SourceLoc, dump_tables: impl FnOnce(&SourceLoc) -> bool) {
+pub fn target_outcome(success: bool, policy: Policy, loc: &crate::abi::ptr::Loc, dump_tables: impl FnOnce(&SourceLoc) -> bool) {
     match (policy, success) {
         (Policy::Disabled, true) => fatal(1, "expected no offloading while offloading is disabled"),
         (Policy::Disabled, false) => {}
         (Policy::Mandatory, true) => {
             if config().info_on(crate::env::config::info::DUMP_TABLE) {
-                dump_tables(loc);
+                dump_tables(&loc.source());
             }
         }
         (Policy::Mandatory, false) => {
-            if !(config().info_on(crate::env::config::info::DUMP_TABLE) && dump_tables(loc)) {
+            let loc = loc.source();
+            if !(config().info_on(crate::env::config::info::DUMP_TABLE) && dump_tables(&loc)) {
                 report("Consult https://openmp.llvm.org/design/Runtimes.html for debugging options.");
             }
-            fatal_at(loc, 1, "failure of target construct while offloading is mandatory")
+            fatal_at(&loc, 1, "failure of target construct while offloading is mandatory")
         }
     }
 }

@@ -501,9 +501,12 @@ pub fn get_tgt_ptr_begin(
     force_delete: bool,
 ) -> TgtPtrBegin {
     // The release and the "is last" decision happen under the read lock.
+    // Without a count update (struct members) "last" still tells whether the
+    // owning entry is about to go, which decides the member's copy-back.
+    let decide = |e: &Arc<MapEntry>| if update_ref { e.release(hold, force_delete) } else { e.dec_should_remove(hold, force_delete) };
     let (found, is_last) = dev.table.lookup_then(begin, size, |l| match l {
-        Lookup::Contained(e) => update_ref && e.release(hold, force_delete),
-        Lookup::Extends(e) if !must_contain => update_ref && e.release(hold, force_delete),
+        Lookup::Contained(e) => decide(e),
+        Lookup::Extends(e) if !must_contain => decide(e),
         _ => false,
     });
     let e = match found {

@@ -26,7 +26,7 @@ pub struct LaunchRequest {
 /// What the launch did, for write-backs into the caller's struct.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct LaunchOutcome {
-    /// Number of kernel parameters (LLVM writes it into `NumArgs`).
+    /// Number of kernel parameters incl. `dyn_ptr` (LLVM writes it into `NumArgs`).
     pub kernel_params: u32,
 }
 
@@ -48,12 +48,12 @@ fn arg_kind(t: MapType, size: i64) -> &'static str {
     }
 }
 
-/// Prints the INFO 0x1 argument list.
-pub fn print_args(dev_id: usize, header: &str, args: &[MapArg]) {
+/// Prints the INFO 0x1 argument list (the header is built only when on).
+pub fn print_args(dev_id: usize, header: impl FnOnce() -> String, args: &[MapArg]) {
     if !super::info_kernel_args() {
         return;
     }
-    diag::info(info::KERNEL_ARGS, dev_id, || header.to_string());
+    diag::info(info::KERNEL_ARGS, dev_id, header);
     for a in args {
         // SAFETY: names are compiler-emitted static strings (or 0).
         let (name, _) = unsafe { crate::abi::ptr::var_info(a.name) };
@@ -113,28 +113,27 @@ impl Runtime {
                     diag::report("Failed to process data after launching the kernel.");
                 })?;
         }
-        let kernel_params = params.len() as u32
-            - u32::from(req.version >= crate::abi::KERNEL_ARGS_MIN_VERSION_WITH_DYN_PTR && req.flags & crate::abi::KERNEL_FLAG_IS_CUDA == 0);
-        Ok(LaunchOutcome { kernel_params })
+        // LLVM writes the number of parameters passed, `dyn_ptr` included.
+        Ok(LaunchOutcome { kernel_params: params.len() as u32 })
     }
 
     /// Builds one parameter per `TARGET_PARAM` entry (§5.1).
     fn kernel_params(&self, dev: &Device, req: &LaunchRequest, params: &mut Vec<u64>, privates: &mut Vec<u64>) -> Result<()> {
+        // The parameter value produced for each entry (device base address).
+        let mut value_of: Vec<Option<u64>> = vec![None; req.args.len()];
         for (i, a) in req.args.iter().enumerate() {
             let t = a.ty;
             if !t.any(MapType::TARGET_PARAM) {
                 if t.has(MapType::PTR_AND_OBJ | MapType::LITERAL | MapType::IMPLICIT)
                     && let Some(parent) = t.member_of()
                 {
-                    self.patch_lambda_capture(dev, req, i, parent)?;
+                    patch_lambda_capture(dev, req, i, parent, &value_of)?;
                 }
                 continue;
             }
-            if t.any(MapType::LITERAL) {
-                params.push(a.base as u64);
-                continue;
-            }
-            if t.any(MapType::PRIVATE) {
+            let value = if t.any(MapType::LITERAL) {
+                a.base as u64
+            } else if t.any(MapType::PRIVATE) {
                 let size = a.size.max(0) as u64;
                 let offset = a.base.wrapping_sub(a.begin) as u64;
                 let p = dev.alloc(size.max(1), AllocKind::Default)?;
@@ -149,40 +148,45 @@ impl Runtime {
                         _ => host_base as u64,
                     };
                     dev.write_u64(p, value)?;
-                    params.push(p);
+                    p
                 } else {
                     if t.any(MapType::TO) && size > 0 {
                         // SAFETY: a firstprivate list item of `size` bytes the program keeps valid.
                         unsafe { dev.submit(p, a.begin, size)? };
                     }
-                    params.push(p.wrapping_add(offset));
+                    p.wrapping_add(offset)
                 }
-                continue;
-            }
-            let offset = if t.any(MapType::PTR_AND_OBJ) {
-                read_ptr(a.base).wrapping_sub(a.begin) as u64
             } else {
-                a.base.wrapping_sub(a.begin) as u64
+                let offset = if t.any(MapType::PTR_AND_OBJ) {
+                    read_ptr(a.base).wrapping_sub(a.begin) as u64
+                } else {
+                    a.base.wrapping_sub(a.begin) as u64
+                };
+                let r = data::get_tgt_ptr_begin(dev, a.begin, a.size.max(0) as u64, false, false, false, false);
+                r.tgt.wrapping_add(offset)
             };
-            let r = data::get_tgt_ptr_begin(dev, a.begin, a.size.max(0) as u64, false, false, false, false);
-            params.push(r.tgt.wrapping_add(offset));
+            value_of[i] = Some(value);
+            params.push(value);
         }
         Ok(())
     }
+}
 
-    /// Lambda capture (`PTR_AND_OBJ|LITERAL|IMPLICIT` with MEMBER_OF): write
-    /// the device address of the captured variable into the device copy of
-    /// the lambda object.
-    fn patch_lambda_capture(&self, dev: &Device, req: &LaunchRequest, i: usize, parent: usize) -> Result<()> {
-        let (Some(a), Some(p)) = (req.args.get(i), req.args.get(parent)) else { return Ok(()) };
-        let super::mapping::Lookup::Contained(lambda) = dev.table.lookup(p.begin, p.size.max(0) as u64) else { return Ok(()) };
-        let slot = lambda.tgt_of(p.begin).wrapping_add(a.base.wrapping_sub(p.begin) as u64);
-        let target = match dev.table.lookup(a.begin, a.size.max(0) as u64) {
-            super::mapping::Lookup::Contained(e) => e.tgt_of(a.begin),
-            _ => return Ok(()),
-        };
-        dev.write_u64(slot, target)
+/// Lambda capture (`PTR_AND_OBJ|LITERAL|IMPLICIT` with MEMBER_OF): write the
+/// device address of the captured variable into the device copy of the
+/// lambda object (the parent's kernel argument), at the capture's offset.
+/// An unmapped capture is left alone, as in LLVM.
+fn patch_lambda_capture(dev: &Device, req: &LaunchRequest, i: usize, parent: usize, value_of: &[Option<u64>]) -> Result<()> {
+    let (Some(a), Some(p), Some(Some(parent_dev))) = (req.args.get(i), req.args.get(parent), value_of.get(parent)) else {
+        return Ok(());
+    };
+    let slot = parent_dev.wrapping_add(a.base.wrapping_sub(p.begin) as u64);
+    let r = data::get_tgt_ptr_begin(dev, a.begin, a.size.max(0) as u64, false, false, false, false);
+    if r.entry.is_none() {
+        crate::debug!("lambda capture at {:#x} is not mapped; left as is", a.begin);
+        return Ok(());
     }
+    dev.write_u64(slot, r.tgt)
 }
 
 fn read_ptr(addr: usize) -> usize {

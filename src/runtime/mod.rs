@@ -17,11 +17,12 @@ pub mod mapping;
 pub mod registry;
 
 use crate::abi::libomp;
-use crate::abi::ptr::SourceLoc;
+use crate::abi::ptr::Loc;
 use crate::env::config::info;
 use crate::env::diag::{self, Policy};
 use crate::error::{OffloadError, Result};
 use crate::plugins::Plugin;
+use crate::plugins::cuda::CudaPlugin;
 use crate::plugins::host::HostPlugin;
 use device::Device;
 use entries::Entry;
@@ -57,8 +58,11 @@ pub fn get() -> &'static Runtime {
 
 impl Runtime {
     fn new() -> Self {
+        // LLVM's plugin order in this build: host, CUDA, AMDGPU. Creating a
+        // plugin touches no driver.
         let host: &'static dyn Plugin = Box::leak(Box::new(HostPlugin::default()));
-        let plugins = vec![host];
+        let cuda: &'static dyn Plugin = Box::leak(Box::new(CudaPlugin::default()));
+        let plugins = vec![host, cuda];
         Runtime {
             refcount: AtomicUsize::new(0),
             plugin_devices: Mutex::new(vec![None; plugins.len()]),
@@ -190,13 +194,17 @@ impl Runtime {
         }
     }
 
-    /// `__tgt_init_all_rtls`: initialise every plugin's devices now.
+    /// `__tgt_init_all_rtls`: initialise every plugin's devices now, except
+    /// plugins that would load a driver for no registered image (they were
+    /// initialised at registration if one of their images was registered).
     pub fn init_all(&self) {
         if self.offload_disabled() {
             return;
         }
         for pi in 0..self.plugins.len() {
-            self.plugin_device_ids(pi);
+            if self.plugins[pi].eager_init() {
+                self.plugin_device_ids(pi);
+            }
         }
     }
 
@@ -260,8 +268,10 @@ impl Runtime {
                         err
                     })?;
                     if usm {
-                        // The device reaches the host variable through its reference pointer.
-                        dev.write_u64(tgt, e.addr as u64)?;
+                        // The device reaches the host variable through its
+                        // reference pointer: give it the host's value.
+                        // SAFETY: `e.addr` is the host global the entry names, `e.size` bytes.
+                        unsafe { dev.submit(tgt, e.addr, e.size)? };
                         continue;
                     }
                     let tgt = if e.flags & crate::abi::OMP_DECLARE_TARGET_INDIRECT != 0 {
@@ -300,7 +310,7 @@ impl Runtime {
     /// `checkDevice`: resolves `-1` to the default device and decides
     /// whether to offload at all. `None` = decline (the caller runs the host
     /// version, or a data call does nothing).
-    pub fn check_device(&self, device_id: i64, loc: &SourceLoc) -> Option<i64> {
+    pub fn check_device(&self, device_id: i64, loc: &Loc) -> Option<i64> {
         if self.policy() == Policy::Disabled {
             return None;
         }
@@ -317,7 +327,7 @@ impl Runtime {
     }
 
     /// `handleTargetOutcome`.
-    pub fn handle_outcome(&self, success: bool, loc: &SourceLoc) {
+    pub fn handle_outcome(&self, success: bool, loc: &Loc) {
         let policy = self.policy();
         if !success && policy == Policy::Mandatory && self.num_devices() == 0 {
             let reg = self.registry.read();
@@ -328,7 +338,7 @@ impl Runtime {
                 archs.len(),
                 archs.join(",")
             ));
-            diag::fatal_at(loc, 1, "failure of target construct while offloading is mandatory");
+            diag::fatal_at(&loc.source(), 1, "failure of target construct while offloading is mandatory");
         }
         diag::target_outcome(success, policy, loc, |loc| {
             self.dump_tables(&loc.to_string(), false);
