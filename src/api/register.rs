@@ -126,6 +126,6 @@ pub extern "C" fn __tgt_rtl_deinit() {
 pub extern "C" fn __tgt_register_requires(flags: i64) {
     let _ = flags;
     crate::env::diag::message(
-        "The __tgt_register_requires function has been removed. Old OpenMP requirements will not be handled",
+        "The void __tgt_register_requires(int64_t) function has been removed. Old OpenMP requirements will not be handled",
     );
 }

@@ -5,6 +5,7 @@
 //! `u64`; the methods that touch host memory are `unsafe` and say what the
 //! caller must guarantee.
 
+pub mod cuda;
 pub mod host;
 
 use crate::error::Result;
@@ -41,6 +42,12 @@ pub trait Plugin: Send + Sync {
     fn is_compatible(&self, image: &[u8]) -> bool;
     /// Number of devices; may initialise the driver on first call.
     fn number_of_devices(&self) -> usize;
+    /// Whether `__tgt_init_all_rtls` initialises this plugin even when none of
+    /// its images was registered. Plugins whose initialisation loads a driver
+    /// answer false: they are initialised when an image for them registers.
+    fn eager_init(&self) -> bool {
+        true
+    }
     /// Whether `device` can run `image` (architecture checks).
     fn is_device_compatible(&self, _device: usize, _image: &[u8]) -> bool {
         true

@@ -133,7 +133,7 @@ macro_rules! driver_table {
                     plugin: "cuda",
                     reason: format!("cannot open {path}: {e}"),
                 })?;
-                crate::debug!("cuda: opened {path}");
+                crate::debug!("cuda: opened {path}; resolving {} entry points", Self::SYMBOLS.len());
                 Ok($table {
                     $( $fname: driver_table!(@resolve $kind, lib, path, $fname, unsafe extern "C" fn($($aty),*) -> $ret), )*
                     _lib: lib,
@@ -174,26 +174,20 @@ driver_table! {
         required fn cuInit(flags: c_uint) -> CUresult;
         optional fn cuDriverGetVersion(version: *mut c_int) -> CUresult;
         optional fn cuGetErrorString(code: CUresult, text: *mut *const c_char) -> CUresult;
-        optional fn cuGetErrorName(code: CUresult, text: *mut *const c_char) -> CUresult;
         required fn cuDeviceGet(device: *mut CUdevice, ordinal: c_int) -> CUresult;
         required fn cuDeviceGetCount(count: *mut c_int) -> CUresult;
         required fn cuDeviceGetAttribute(value: *mut c_int, attribute: c_int, device: CUdevice) -> CUresult;
         optional fn cuDeviceGetName(name: *mut c_char, len: c_int, device: CUdevice) -> CUresult;
         optional fn cuDeviceGetUuid(uuid: *mut [u8; 16], device: CUdevice) -> CUresult;
         optional fn cuDeviceTotalMem_v2(bytes: *mut usize, device: CUdevice) -> CUresult;
-        optional fn cuDeviceCanAccessPeer(can: *mut c_int, device: CUdevice, peer: CUdevice) -> CUresult;
         // Contexts.
         optional fn cuDevicePrimaryCtxGetState(device: CUdevice, flags: *mut c_uint, active: *mut c_int) -> CUresult;
         optional fn cuDevicePrimaryCtxSetFlags_v2(device: CUdevice, flags: c_uint) -> CUresult;
         required fn cuDevicePrimaryCtxRetain(ctx: *mut CUcontext, device: CUdevice) -> CUresult;
-        optional fn cuDevicePrimaryCtxRelease_v2(device: CUdevice) -> CUresult;
         required fn cuCtxSetCurrent(ctx: CUcontext) -> CUresult;
-        optional fn cuCtxGetLimit(value: *mut usize, limit: c_int) -> CUresult;
         optional fn cuCtxSetLimit(limit: c_int, value: usize) -> CUresult;
-        optional fn cuCtxEnablePeerAccess(peer: CUcontext, flags: c_uint) -> CUresult;
         // Modules, kernels, globals.
         required fn cuModuleLoadDataEx(module: *mut CUmodule, image: *const c_void, num_options: c_uint, options: *mut c_uint, values: *mut *mut c_void) -> CUresult;
-        optional fn cuModuleUnload(module: CUmodule) -> CUresult;
         required fn cuModuleGetFunction(func: *mut CUfunction, module: CUmodule, name: *const c_char) -> CUresult;
         required fn cuModuleGetGlobal_v2(ptr: *mut CUdeviceptr, bytes: *mut usize, module: CUmodule, name: *const c_char) -> CUresult;
         optional fn cuFuncGetAttribute(value: *mut c_int, attribute: c_int, func: CUfunction) -> CUresult;
@@ -205,7 +199,6 @@ driver_table! {
         required fn cuStreamCreate(stream: *mut CUstream, flags: c_uint) -> CUresult;
         optional fn cuStreamDestroy_v2(stream: CUstream) -> CUresult;
         required fn cuStreamSynchronize(stream: CUstream) -> CUresult;
-        optional fn cuStreamQuery(stream: CUstream) -> CUresult;
         // Memory.
         required fn cuMemAlloc_v2(ptr: *mut CUdeviceptr, bytes: usize) -> CUresult;
         required fn cuMemAllocHost_v2(ptr: *mut *mut c_void, bytes: usize) -> CUresult;

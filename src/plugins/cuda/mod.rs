@@ -1,0 +1,985 @@
+//! The CUDA plugin (abi-reference §10.3): NVIDIA GPUs through the driver API
+//! of `libcuda.so.1`, opened at run time (no build-time CUDA dependency).
+//!
+//! Cost model: nothing here touches the driver until the runtime asks for the
+//! number of devices, which it only does once a registered image passed
+//! [`image::identify`] (pure byte inspection). `__tgt_init_all_rtls` skips
+//! this plugin ([`Plugin::eager_init`] is false). A missing library, a missing
+//! required symbol or a failing `cuInit` gives zero devices and one debug line.
+//!
+//! Per device: the primary context, retained on first use (not at
+//! registration) and made current before every driver call (a thread may
+//! have switched contexts through the CUDA runtime in between); a pool of
+//! non-blocking streams; a caching allocator for small device allocations.
+//! Every trait method is synchronous: work is enqueued on a stream taken from
+//! the pool and the stream is synchronised before returning.
+//!
+//! Handles given to the runtime are indices: [`ImageHandle`] into the loaded
+//! modules, [`KernelHandle`] into the resolved kernels. Modules are never
+//! unloaded (kernels may run until process exit, as with the host plugin).
+
+pub mod driver;
+pub mod grid;
+pub mod image;
+pub mod memory;
+
+use super::{AllocKind, ImageHandle, KernelHandle, LaunchDims, Plugin};
+use crate::env::config::{info, parse_bool, parse_int};
+use crate::env::diag;
+use crate::error::{OffloadError, Result};
+use core::ffi::{c_char, c_int, c_uint, c_void};
+use driver::{CUcontext, CUdevice, CUdeviceptr, CUresult, CUstream, CudaDriver, attr};
+use grid::{GridLimits, KernelGrid};
+use image::{ComputeCapability, CudaImage, CudaImageKind, KernelEnvironment};
+use memory::{MemoryPool, RawAllocator};
+use parking_lot::{Mutex, RwLock};
+use std::collections::{HashMap, HashSet};
+use std::ffi::CString;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::{LazyLock, OnceLock};
+
+/// A driver handle (context, module, function, stream).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Handle(*mut c_void);
+// SAFETY: CUDA driver handles are process-wide identifiers that the driver
+// API accepts from any thread (with the owning context current, which every
+// use here arranges); this crate never dereferences them.
+unsafe impl Send for Handle {}
+// SAFETY: as above; shared references only copy the identifier.
+unsafe impl Sync for Handle {}
+
+/// Settings read once from the environment (abi-reference §8.3).
+#[derive(Debug, Clone)]
+pub struct CudaConfig {
+    /// `LIBOMPTARGET_MEMORY_MANAGER_THRESHOLD` (8 KiB; 0 disables the pool).
+    pub memory_manager_threshold: u64,
+    /// `LIBOMPTARGET_SHARED_MEMORY_SIZE`: minimum dynamic shared memory per team.
+    pub shared_memory_size: u32,
+    /// `LIBOMPTARGET_DEVICE_RTL_DEBUG`.
+    pub device_rtl_debug: u32,
+    /// `LIBOMPTARGET_HEAP_SIZE` / `LIBOMPTARGET_STACK_SIZE` (unset: driver default).
+    pub heap_size: Option<u64>,
+    pub stack_size: Option<u64>,
+    /// `LIBOMPTARGET_MIN_THREADS_FOR_LOW_TRIP_COUNT` (32).
+    pub min_threads_low_trip: u32,
+    /// `LIBOMPTARGET_REUSE_BLOCKS_FOR_HIGH_TRIP_COUNT` (true).
+    pub reuse_blocks_for_high_trip: bool,
+    /// `OMP_NUM_TEAMS` / `OMP_TEAMS_THREAD_LIMIT` (≤ 0: unset).
+    pub omp_num_teams: i64,
+    pub omp_teams_thread_limit: i64,
+}
+
+impl CudaConfig {
+    fn from_env() -> Self {
+        let int = |n: &str| std::env::var(n).ok().and_then(|v| parse_int(&v));
+        let non_negative = |n: &str| int(n).and_then(|v| u64::try_from(v).ok());
+        let u32_or = |n: &str, d: u32| non_negative(n).map(|v| u32::try_from(v).unwrap_or(u32::MAX)).unwrap_or(d);
+        CudaConfig {
+            memory_manager_threshold: non_negative("LIBOMPTARGET_MEMORY_MANAGER_THRESHOLD").unwrap_or(memory::DEFAULT_THRESHOLD),
+            shared_memory_size: u32_or("LIBOMPTARGET_SHARED_MEMORY_SIZE", 0),
+            device_rtl_debug: u32_or("LIBOMPTARGET_DEVICE_RTL_DEBUG", 0),
+            heap_size: non_negative("LIBOMPTARGET_HEAP_SIZE"),
+            stack_size: non_negative("LIBOMPTARGET_STACK_SIZE"),
+            min_threads_low_trip: u32_or("LIBOMPTARGET_MIN_THREADS_FOR_LOW_TRIP_COUNT", 32),
+            reuse_blocks_for_high_trip: parse_bool(std::env::var("LIBOMPTARGET_REUSE_BLOCKS_FOR_HIGH_TRIP_COUNT").ok().as_deref(), true),
+            omp_num_teams: int("OMP_NUM_TEAMS").unwrap_or(0),
+            omp_teams_thread_limit: int("OMP_TEAMS_THREAD_LIMIT").unwrap_or(0),
+        }
+    }
+}
+
+static CONFIG: LazyLock<CudaConfig> = LazyLock::new(CudaConfig::from_env);
+
+/// The plugin's settings, read on first use.
+pub fn config() -> &'static CudaConfig {
+    &CONFIG
+}
+
+/// `DeviceEnvironmentTy` (abi-reference §7.1), written into
+/// `__omp_rtl_device_environment` when an image defines it.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct DeviceEnvironment {
+    pub device_debug_kind: u32,
+    pub num_devices: u32,
+    pub device_num: u32,
+    pub dynamic_mem_size: u32,
+    pub clock_frequency: u64,
+    pub indirect_call_table: u64,
+    pub indirect_call_table_size: u64,
+    pub hardware_parallelism: u64,
+}
+const _: () = assert!(size_of::<DeviceEnvironment>() == 48);
+
+/// Name of the device-environment global of the OpenMP device runtime.
+pub const DEVICE_ENVIRONMENT_SYMBOL: &str = "__omp_rtl_device_environment";
+/// CUDA's `getClockFrequency()` in LLVM 22.1.
+const CLOCK_FREQUENCY: u64 = 1_000_000_000;
+
+/// `KernelLaunchEnvironmentTy` (22.1, 16 bytes; abi-reference §7.4).
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default)]
+struct KernelLaunchEnvironment {
+    reduction_cnt: u32,
+    reduction_iter_cnt: u32,
+    reduction_buffer: u64,
+}
+const _: () = assert!(size_of::<KernelLaunchEnvironment>() == 16);
+
+/// What the plugin knows about a device without a context.
+struct DeviceInfo {
+    ordinal: c_int,
+    dev: CUdevice,
+    cc: ComputeCapability,
+    name: String,
+    grid: GridLimits,
+    sm_count: u32,
+    max_threads_per_sm: u32,
+    total_mem: u64,
+    uuid: Option<[u8; 16]>,
+    ctx: OnceLock<Result<DeviceCtx>>,
+}
+
+impl DeviceInfo {
+    /// `getHardwareParallelism()`: SMs × warps per SM.
+    fn hardware_parallelism(&self) -> u64 {
+        u64::from(self.sm_count) * u64::from(self.max_threads_per_sm / self.grid.warp_size.max(1))
+    }
+}
+
+/// A device's retained primary context and what lives in it.
+struct DeviceCtx {
+    ctx: Handle,
+    streams: Mutex<Vec<Handle>>,
+    pool: MemoryPool,
+    /// Pinned host allocations (`AllocKind::Host`), freed with `cuMemFreeHost`
+    /// whatever kind the caller names.
+    pinned: Mutex<HashSet<u64>>,
+}
+
+/// The initialised plugin: the driver and its devices.
+struct State {
+    driver: &'static CudaDriver,
+    driver_version: c_int,
+    devices: Vec<DeviceInfo>,
+}
+
+/// A loaded image.
+struct LoadedModule {
+    device: usize,
+    module: Handle,
+    kind: CudaImageKind,
+    /// Kernel environments read from the cubin (PTX: read from the device).
+    envs: HashMap<String, KernelEnvironment>,
+}
+
+/// A resolved kernel.
+struct CudaKernel {
+    device: usize,
+    func: Handle,
+    env: Option<KernelEnvironment>,
+    grid: KernelGrid,
+    /// Bytes of the kernel's parameters (from `cuFuncGetParamInfo`).
+    param_bytes: Option<u64>,
+    /// Current `MAX_DYNAMIC_SHARED_SIZE_BYTES` of the function.
+    dyn_shared_limit: AtomicU32,
+}
+
+/// The default per-function dynamic shared memory limit.
+const DEFAULT_DYN_SHARED_LIMIT: u32 = 48 * 1024;
+
+/// The CUDA plugin.
+#[derive(Default)]
+pub struct CudaPlugin {
+    state: OnceLock<Result<State>>,
+    modules: RwLock<Vec<&'static LoadedModule>>,
+    kernels: RwLock<Vec<&'static CudaKernel>>,
+}
+
+/// Device memory through the driver, for the pool.
+struct DriverAlloc<'a>(&'a CudaDriver);
+
+impl RawAllocator for DriverAlloc<'_> {
+    fn raw_alloc(&self, size: u64) -> Result<u64> {
+        let mut p: CUdeviceptr = 0;
+        let bytes = usize::try_from(size).map_err(|_| OffloadError::OutOfDeviceMemory { bytes: size })?;
+        // SAFETY: `p` is a valid out-pointer; the caller made the context current.
+        let rc = unsafe { (self.0.cuMemAlloc_v2)(&mut p, bytes) };
+        alloc_result(self.0, rc, "cuMemAlloc", size).map(|_| p)
+    }
+    fn raw_free(&self, ptr: u64) -> Result<()> {
+        // SAFETY: `ptr` came from cuMemAlloc_v2 and is freed once (pool invariant).
+        let rc = unsafe { (self.0.cuMemFree_v2)(ptr) };
+        self.0.check(rc, "cuMemFree")
+    }
+}
+
+fn alloc_result(d: &CudaDriver, rc: CUresult, call: &'static str, size: u64) -> Result<()> {
+    match rc {
+        CUresult::SUCCESS => Ok(()),
+        CUresult::ERROR_OUT_OF_MEMORY => Err(OffloadError::OutOfDeviceMemory { bytes: size }),
+        _ => Err(d.error(rc, call)),
+    }
+}
+
+fn cstring(name: &str) -> Result<CString> {
+    CString::new(name).map_err(|_| OffloadError::InvalidArgument(format!("symbol name '{name}' contains NUL")))
+}
+
+fn init_state() -> Result<State> {
+    let driver = driver::get().map_err(Clone::clone)?;
+    // SAFETY: cuInit takes flags by value; 0 is the only valid value.
+    driver.check(unsafe { (driver.cuInit)(0) }, "cuInit")?;
+    let mut driver_version: c_int = 0;
+    if let Some(f) = driver.cuDriverGetVersion {
+        // SAFETY: valid out-pointer.
+        let _ = unsafe { f(&mut driver_version) };
+    }
+    let mut count: c_int = 0;
+    // SAFETY: valid out-pointer.
+    driver.check(unsafe { (driver.cuDeviceGetCount)(&mut count) }, "cuDeviceGetCount")?;
+    let cfg = config();
+    let mut devices = Vec::new();
+    for ordinal in 0..count.max(0) {
+        let mut dev: CUdevice = 0;
+        // SAFETY: valid out-pointer; ordinal < count.
+        driver.check(unsafe { (driver.cuDeviceGet)(&mut dev, ordinal) }, "cuDeviceGet")?;
+        let get = |a: c_int| -> Result<u32> {
+            let mut v: c_int = 0;
+            // SAFETY: valid out-pointer and device handle.
+            driver.check(unsafe { (driver.cuDeviceGetAttribute)(&mut v, a, dev) }, "cuDeviceGetAttribute")?;
+            Ok(u32::try_from(v).unwrap_or(0))
+        };
+        let cc = ComputeCapability { major: get(attr::COMPUTE_CAPABILITY_MAJOR)?, minor: get(attr::COMPUTE_CAPABILITY_MINOR)? };
+        let mut grid = GridLimits::new(
+            get(attr::WARP_SIZE)?.max(1),
+            get(attr::MAX_BLOCK_DIM_X)?,
+            get(attr::MAX_GRID_DIM_X)?,
+            cfg.omp_num_teams,
+            cfg.omp_teams_thread_limit,
+        );
+        grid.min_threads_low_trip = cfg.min_threads_low_trip;
+        grid.reuse_blocks_for_high_trip = cfg.reuse_blocks_for_high_trip;
+        let mut name = String::from("unknown NVIDIA device");
+        if let Some(f) = driver.cuDeviceGetName {
+            let mut buf = [0 as c_char; 256];
+            // SAFETY: `buf` holds 256 bytes and its length is passed.
+            if unsafe { f(buf.as_mut_ptr(), buf.len() as c_int, dev) } == CUresult::SUCCESS {
+                // SAFETY: the driver NUL-terminates within the buffer; the last byte is still 0.
+                name = unsafe { core::ffi::CStr::from_ptr(buf.as_ptr()) }.to_string_lossy().into_owned();
+            }
+        }
+        let mut total_mem: usize = 0;
+        if let Some(f) = driver.cuDeviceTotalMem_v2 {
+            // SAFETY: valid out-pointer and device.
+            let _ = unsafe { f(&mut total_mem, dev) };
+        }
+        let uuid = driver.cuDeviceGetUuid.and_then(|f| {
+            let mut u = [0u8; 16];
+            // SAFETY: `u` is the 16-byte CUuuid the call fills.
+            (unsafe { f(&mut u, dev) } == CUresult::SUCCESS).then_some(u)
+        });
+        let info = DeviceInfo {
+            ordinal,
+            dev,
+            cc,
+            name,
+            grid,
+            sm_count: get(attr::MULTIPROCESSOR_COUNT)?,
+            max_threads_per_sm: get(attr::MAX_THREADS_PER_MULTIPROCESSOR)?,
+            total_mem: total_mem as u64,
+            uuid,
+            ctx: OnceLock::new(),
+        };
+        crate::debug!("cuda: device {ordinal}: {} {}, {} SMs", info.name, info.cc, info.sm_count);
+        devices.push(info);
+    }
+    Ok(State { driver, driver_version, devices })
+}
+
+impl CudaPlugin {
+    /// The driver and devices, initialised on first call (the outcome is cached).
+    fn state(&self) -> Result<&State> {
+        self.state
+            .get_or_init(|| {
+                let s = init_state();
+                match &s {
+                    Ok(st) => crate::debug!("cuda: driver {} (version {}), {} devices", st.driver.path, st.driver_version, st.devices.len()),
+                    Err(e) => crate::debug!("cuda: plugin unavailable, 0 CUDA devices: {e}"),
+                }
+                s
+            })
+            .as_ref()
+            .map_err(Clone::clone)
+    }
+
+    fn device(&self, device: usize) -> Result<(&State, &DeviceInfo)> {
+        let st = self.state()?;
+        let dev = st.devices.get(device).ok_or_else(|| OffloadError::Internal(format!("cuda: no device {device}")))?;
+        Ok((st, dev))
+    }
+
+    /// The device with its context current on this thread.
+    fn active(&self, device: usize) -> Result<(&CudaDriver, &DeviceInfo, &DeviceCtx)> {
+        let (st, dev) = self.device(device)?;
+        let ctx = dev.ctx.get_or_init(|| retain_context(st.driver, device, dev)).as_ref().map_err(Clone::clone)?;
+        // Reference (CUDADeviceTy::setContext): before every driver operation.
+        // SAFETY: `ctx` is a retained primary context, never released.
+        st.driver.check(unsafe { (st.driver.cuCtxSetCurrent)(ctx.ctx.0) }, "cuCtxSetCurrent")?;
+        Ok((st.driver, dev, ctx))
+    }
+
+    /// Runs `f` on a pooled stream of the device, then synchronises.
+    fn on_stream<R>(&self, d: &CudaDriver, ctx: &DeviceCtx, f: impl FnOnce(CUstream) -> Result<R>) -> Result<R> {
+        let stream = match ctx.streams.lock().pop() {
+            Some(s) => s,
+            None => {
+                let mut s: CUstream = core::ptr::null_mut();
+                // SAFETY: valid out-pointer; the device context is current.
+                d.check(unsafe { (d.cuStreamCreate)(&mut s, driver::CU_STREAM_NON_BLOCKING) }, "cuStreamCreate")?;
+                Handle(s)
+            }
+        };
+        let r = f(stream.0);
+        // SAFETY: `stream` was created in this context and is not destroyed.
+        let sync = d.check(unsafe { (d.cuStreamSynchronize)(stream.0) }, "cuStreamSynchronize");
+        match sync {
+            Ok(()) => ctx.streams.lock().push(stream),
+            Err(_) => {
+                if let Some(destroy) = d.cuStreamDestroy_v2 {
+                    // SAFETY: the stream is ours and no longer used.
+                    let _ = unsafe { destroy(stream.0) };
+                }
+            }
+        }
+        let v = r?;
+        sync.map(|_| v)
+    }
+
+    fn module(&self, handle: ImageHandle) -> Result<&'static LoadedModule> {
+        self.modules.read().get(handle).copied().ok_or_else(|| OffloadError::Internal(format!("cuda: unknown image handle {handle}")))
+    }
+
+    fn kernel(&self, handle: KernelHandle) -> Result<&'static CudaKernel> {
+        let i = usize::try_from(handle).unwrap_or(usize::MAX);
+        self.kernels.read().get(i).copied().ok_or_else(|| OffloadError::Internal(format!("cuda: unknown kernel handle {handle}")))
+    }
+
+    /// Reads `size` bytes of a device global into a vector.
+    fn read_global(&self, d: &CudaDriver, ctx: &DeviceCtx, module: Handle, name: &str, size: usize) -> Result<Option<Vec<u8>>> {
+        let Some((ptr, bytes)) = get_global(d, module, name)? else { return Ok(None) };
+        if bytes < size {
+            return Ok(None);
+        }
+        let mut buf = vec![0u8; size];
+        self.on_stream(d, ctx, |s| {
+            // SAFETY: `buf` is a live buffer of `size` bytes, kept until the stream is synchronised.
+            d.check(unsafe { (d.cuMemcpyDtoHAsync_v2)(buf.as_mut_ptr().cast(), ptr, size, s) }, "cuMemcpyDtoHAsync")
+        })?;
+        Ok(Some(buf))
+    }
+
+    /// Writes `__omp_rtl_device_environment` when the image has it (22.1
+    /// skips the step silently when the symbol is absent or differently sized).
+    fn write_device_environment(&self, d: &CudaDriver, device: usize, dev: &DeviceInfo, ctx: &DeviceCtx, module: Handle) -> Result<()> {
+        let Some((ptr, bytes)) = get_global(d, module, DEVICE_ENVIRONMENT_SYMBOL)? else { return Ok(()) };
+        if bytes != size_of::<DeviceEnvironment>() {
+            crate::debug!("cuda: {DEVICE_ENVIRONMENT_SYMBOL} has {bytes} bytes, not 48: not written");
+            return Ok(());
+        }
+        let cfg = config();
+        let env = DeviceEnvironment {
+            device_debug_kind: cfg.device_rtl_debug,
+            num_devices: self.state()?.devices.len() as u32,
+            device_num: device as u32,
+            dynamic_mem_size: cfg.shared_memory_size,
+            clock_frequency: CLOCK_FREQUENCY,
+            indirect_call_table: 0,
+            indirect_call_table_size: 0,
+            hardware_parallelism: dev.hardware_parallelism(),
+        };
+        crate::debug!("cuda: device {device}: writing {env:?} to {DEVICE_ENVIRONMENT_SYMBOL} at {ptr:#x}");
+        self.on_stream(d, ctx, |s| {
+            // SAFETY: `env` is a live 48-byte value kept until the stream is synchronised;
+            // `ptr` is a 48-byte device global.
+            d.check(unsafe { (d.cuMemcpyHtoDAsync_v2)(ptr, (&env as *const DeviceEnvironment).cast(), bytes, s) }, "cuMemcpyHtoDAsync")
+        })
+    }
+
+    /// Makes sure the function accepts `bytes` of dynamic shared memory.
+    fn ensure_dyn_shared(&self, d: &CudaDriver, k: &CudaKernel, bytes: u32) -> Result<()> {
+        if bytes <= k.dyn_shared_limit.load(Ordering::Relaxed) {
+            return Ok(());
+        }
+        let Some(f) = d.cuFuncSetAttribute else {
+            return Err(OffloadError::PluginUnavailable { plugin: "cuda", reason: "cuFuncSetAttribute is missing: cannot raise the dynamic shared memory limit".into() });
+        };
+        // SAFETY: `k.func` is a live function handle; the attribute takes an int.
+        let rc = unsafe { f(k.func.0, driver::func_attr::MAX_DYNAMIC_SHARED_SIZE_BYTES, bytes as c_int) };
+        if rc != CUresult::SUCCESS {
+            return Err(OffloadError::Driver {
+                plugin: "cuda",
+                call: "cuFuncSetAttribute while setting the memory limits",
+                message: d.describe(rc),
+            });
+        }
+        k.dyn_shared_limit.fetch_max(bytes, Ordering::Relaxed);
+        Ok(())
+    }
+
+    /// Test hook: the grid a launch of `kernel` would use.
+    pub fn launch_grid(&self, device: usize, kernel: KernelHandle, dims: &LaunchDims) -> Result<grid::Launch> {
+        let k = self.kernel(kernel)?;
+        let (_, dev) = self.device(device)?;
+        Ok(grid::compute(&k.grid, &dev.grid, dims.teams, dims.threads, dims.tripcount))
+    }
+
+    /// The kernel environment a resolved kernel uses (`None`: bare).
+    pub fn kernel_environment(&self, kernel: KernelHandle) -> Result<Option<KernelEnvironment>> {
+        Ok(self.kernel(kernel)?.env)
+    }
+
+    /// Compute capability of a device (initialises the driver).
+    pub fn compute_capability(&self, device: usize) -> Result<ComputeCapability> {
+        Ok(self.device(device)?.1.cc)
+    }
+}
+
+/// `cuModuleGetGlobal`: `None` when the module has no such symbol.
+fn get_global(d: &CudaDriver, module: Handle, name: &str) -> Result<Option<(CUdeviceptr, usize)>> {
+    let c = cstring(name)?;
+    let (mut ptr, mut bytes): (CUdeviceptr, usize) = (0, 0);
+    // SAFETY: valid out-pointers, a live module and a NUL-terminated name.
+    let rc = unsafe { (d.cuModuleGetGlobal_v2)(&mut ptr, &mut bytes, module.0, c.as_ptr()) };
+    match rc {
+        CUresult::SUCCESS => Ok(Some((ptr, bytes))),
+        CUresult::ERROR_NOT_FOUND => Ok(None),
+        _ => Err(d.error(rc, "cuModuleGetGlobal")),
+    }
+}
+
+/// Retains a device's primary context the way LLVM 22.1 does.
+fn retain_context(d: &CudaDriver, device: usize, dev: &DeviceInfo) -> Result<DeviceCtx> {
+    let kernel_info = |text: &str| diag::plugin_info(info::PLUGIN_KERNEL, device, || text.to_string());
+    if let Some(get_state) = d.cuDevicePrimaryCtxGetState {
+        let (mut flags, mut active): (c_uint, c_int) = (0, 0);
+        // SAFETY: valid out-pointers and device.
+        d.check(unsafe { get_state(dev.dev, &mut flags, &mut active) }, "cuDevicePrimaryCtxGetState")?;
+        if active == 0 {
+            kernel_info("The primary context is inactive, set its flags to CU_CTX_SCHED_BLOCKING_SYNC");
+            if let Some(set_flags) = d.cuDevicePrimaryCtxSetFlags_v2 {
+                // SAFETY: valid device and flag value.
+                d.check(unsafe { set_flags(dev.dev, driver::CU_CTX_SCHED_BLOCKING_SYNC) }, "cuDevicePrimaryCtxSetFlags")?;
+            }
+        } else {
+            kernel_info("The primary context is active, no change to its flags");
+            if flags & driver::CU_CTX_SCHED_MASK != driver::CU_CTX_SCHED_BLOCKING_SYNC {
+                kernel_info("Warning: The current flags are not CU_CTX_SCHED_BLOCKING_SYNC");
+            }
+        }
+    }
+    let mut ctx: CUcontext = core::ptr::null_mut();
+    // SAFETY: valid out-pointer and device; the context is never released
+    // (it lives until process exit, as the plugin's devices do).
+    d.check(unsafe { (d.cuDevicePrimaryCtxRetain)(&mut ctx, dev.dev) }, "cuDevicePrimaryCtxRetain")?;
+    // SAFETY: `ctx` was just retained.
+    d.check(unsafe { (d.cuCtxSetCurrent)(ctx) }, "cuCtxSetCurrent")?;
+    let cfg = config();
+    for (limit, value, what) in [
+        (driver::CU_LIMIT_MALLOC_HEAP_SIZE, cfg.heap_size, "LIBOMPTARGET_HEAP_SIZE"),
+        (driver::CU_LIMIT_STACK_SIZE, cfg.stack_size, "LIBOMPTARGET_STACK_SIZE"),
+    ] {
+        let Some(v) = value else { continue };
+        let Some(set) = d.cuCtxSetLimit else {
+            crate::debug!("cuda: {what} ignored: the driver has no cuCtxSetLimit");
+            continue;
+        };
+        // SAFETY: a valid limit enum and value for the current context.
+        d.check(unsafe { set(limit, usize::try_from(v).unwrap_or(usize::MAX)) }, "cuCtxSetLimit")?;
+    }
+    crate::debug!("cuda: device {device} (ordinal {}): primary context {ctx:p} retained", dev.ordinal);
+    Ok(DeviceCtx {
+        ctx: Handle(ctx),
+        streams: Mutex::new(Vec::new()),
+        pool: MemoryPool::new(cfg.memory_manager_threshold),
+        pinned: Mutex::new(HashSet::new()),
+    })
+}
+
+/// Size of the JIT error/info log buffers.
+const JIT_LOG_BYTES: usize = 16 * 1024;
+
+/// `cuModuleLoadDataEx` with the JIT error log captured into the error.
+fn load_module(d: &CudaDriver, bytes: &[u8], kind: CudaImageKind) -> Result<Handle> {
+    // PTX must be NUL-terminated; a cubin is read by its ELF headers.
+    let ptx_copy;
+    let data: *const c_void = if kind == CudaImageKind::Ptx && bytes.last() != Some(&0) {
+        ptx_copy = [bytes, &[0u8]].concat();
+        ptx_copy.as_ptr().cast()
+    } else {
+        bytes.as_ptr().cast()
+    };
+    let mut error_log = vec![0u8; JIT_LOG_BYTES];
+    let mut info_log = vec![0u8; JIT_LOG_BYTES];
+    let mut options: [c_uint; 4] = [
+        driver::jit::ERROR_LOG_BUFFER,
+        driver::jit::ERROR_LOG_BUFFER_SIZE_BYTES,
+        driver::jit::INFO_LOG_BUFFER,
+        driver::jit::INFO_LOG_BUFFER_SIZE_BYTES,
+    ];
+    // Option values are passed as pointer-sized words (sizes by value).
+    let mut values: [*mut c_void; 4] = [
+        error_log.as_mut_ptr().cast(),
+        JIT_LOG_BYTES as *mut c_void,
+        info_log.as_mut_ptr().cast(),
+        JIT_LOG_BYTES as *mut c_void,
+    ];
+    let mut module: *mut c_void = core::ptr::null_mut();
+    // SAFETY: `data` is a complete image (NUL-terminated for PTX) that lives
+    // for the call; the log buffers have the sizes passed; options and values
+    // have 4 entries each.
+    let rc = unsafe { (d.cuModuleLoadDataEx)(&mut module, data, options.len() as c_uint, options.as_mut_ptr(), values.as_mut_ptr()) };
+    let text = |buf: &[u8]| {
+        let end = buf.iter().position(|&c| c == 0).unwrap_or(buf.len());
+        String::from_utf8_lossy(&buf[..end]).trim().to_string()
+    };
+    let (err_text, info_text) = (text(&error_log), text(&info_log));
+    if !info_text.is_empty() {
+        crate::debug!("cuda: JIT info log: {info_text}");
+    }
+    if rc != CUresult::SUCCESS {
+        let mut message = d.describe(rc);
+        if !err_text.is_empty() {
+            message.push_str(&format!("; JIT error log: {err_text}"));
+        }
+        return Err(OffloadError::Driver { plugin: "cuda", call: "cuModuleLoadDataEx", message });
+    }
+    Ok(Handle(module))
+}
+
+impl Plugin for CudaPlugin {
+    fn name(&self) -> &'static str {
+        "cuda"
+    }
+
+    fn eager_init(&self) -> bool {
+        // `__tgt_init_all_rtls` must not load libcuda for programs without CUDA images.
+        false
+    }
+
+    fn is_compatible(&self, image: &[u8]) -> bool {
+        match image::identify(image) {
+            Ok(img) => {
+                crate::debug!("cuda: image is a {img}");
+                true
+            }
+            Err(_) => false,
+        }
+    }
+
+    fn number_of_devices(&self) -> usize {
+        self.state().map(|s| s.devices.len()).unwrap_or(0)
+    }
+
+    fn is_device_compatible(&self, device: usize, bytes: &[u8]) -> bool {
+        let (Ok(img), Ok(st)) = (image::identify(bytes), self.state()) else { return false };
+        let Some(dev) = st.devices.get(device) else { return false };
+        if image::is_compatible(&img, dev.cc) {
+            return true;
+        }
+        // Say why once per image: when the last device is asked and none fits.
+        if device + 1 == st.devices.len() && !st.devices.iter().any(|d| image::is_compatible(&img, d.cc)) {
+            let ccs: Vec<ComputeCapability> = st.devices.iter().map(|d| d.cc).collect();
+            let msg = image::incompatibility_message(&img, &ccs);
+            crate::debug!("cuda: {msg}");
+            diag::plugin_info(info::PLUGIN_KERNEL, device, || msg);
+        }
+        false
+    }
+
+    fn load_binary(&self, device: usize, bytes: &[u8]) -> Result<ImageHandle> {
+        let img: CudaImage = image::identify(bytes)?;
+        let (d, dev, ctx) = self.active(device)?;
+        if !image::is_compatible(&img, dev.cc) {
+            return Err(OffloadError::IncompatibleImage(image::incompatibility_message(&img, &[dev.cc])));
+        }
+        let module = load_module(d, bytes, img.kind)?;
+        let envs = match img.kind {
+            CudaImageKind::Cubin(_) => image::kernel_environments(bytes).unwrap_or_else(|e| {
+                crate::debug!("cuda: reading kernel environments: {e}; kernels run in bare mode");
+                HashMap::new()
+            }),
+            CudaImageKind::Ptx => HashMap::new(),
+        };
+        self.write_device_environment(d, device, dev, ctx, module)?;
+        let loaded: &'static LoadedModule = Box::leak(Box::new(LoadedModule { device, module, kind: img.kind, envs }));
+        let mut modules = self.modules.write();
+        modules.push(loaded);
+        crate::debug!("cuda: device {device}: loaded {img} ({} bytes) as image {}", bytes.len(), modules.len() - 1);
+        Ok(modules.len() - 1)
+    }
+
+    fn get_function(&self, device: usize, handle: ImageHandle, name: &str) -> Result<KernelHandle> {
+        let m = self.module(handle)?;
+        let (d, dev, ctx) = self.active(device)?;
+        if m.device != device {
+            return Err(OffloadError::Internal(format!("cuda: image {handle} belongs to device {}, not {device}", m.device)));
+        }
+        let c = cstring(name)?;
+        let mut func: *mut c_void = core::ptr::null_mut();
+        // SAFETY: valid out-pointer, live module, NUL-terminated name.
+        let rc = unsafe { (d.cuModuleGetFunction)(&mut func, m.module.0, c.as_ptr()) };
+        match rc {
+            CUresult::SUCCESS => {}
+            CUresult::ERROR_NOT_FOUND => {
+                return Err(OffloadError::MissingSymbol { lib: "the device image".into(), symbol: name.into() });
+            }
+            _ => return Err(d.error(rc, "cuModuleGetFunction")),
+        }
+        let func_max_threads = d.cuFuncGetAttribute.and_then(|f| {
+            let mut v: c_int = 0;
+            // SAFETY: valid out-pointer and function handle.
+            (unsafe { f(&mut v, driver::func_attr::MAX_THREADS_PER_BLOCK, func) } == CUresult::SUCCESS).then_some(v as u32)
+        });
+        // Reference (CUDAKernelTy::initImpl, LLVM 22): the parameter layout
+        // from cuFuncGetParamInfo sizes the argument buffer.
+        let param_bytes = d.cuFuncGetParamInfo.map(|f| {
+            let mut end = 0u64;
+            for index in 0.. {
+                let (mut off, mut size) = (0usize, 0usize);
+                // SAFETY: valid out-pointers and function; an index past the
+                // last parameter returns CUDA_ERROR_INVALID_VALUE.
+                if unsafe { f(func, index, &mut off, &mut size) } != CUresult::SUCCESS {
+                    break;
+                }
+                end = end.max((off + size) as u64);
+            }
+            end
+        });
+        let env = match m.kind {
+            CudaImageKind::Cubin(_) => m.envs.get(name).copied(),
+            CudaImageKind::Ptx => self
+                .read_global(d, ctx, m.module, &format!("{name}{}", image::KERNEL_ENV_SUFFIX), image::KERNEL_ENV_CONFIG_BYTES)?
+                .map(|b| KernelEnvironment::parse(&b))
+                .transpose()?,
+        };
+        let grid = KernelGrid::new(env.as_ref(), &dev.grid, func_max_threads);
+        let kernel: &'static CudaKernel = Box::leak(Box::new(CudaKernel {
+            device,
+            func: Handle(func),
+            env,
+            grid,
+            param_bytes,
+            dyn_shared_limit: AtomicU32::new(DEFAULT_DYN_SHARED_LIMIT),
+        }));
+        let mut kernels = self.kernels.write();
+        kernels.push(kernel);
+        crate::debug!(
+            "cuda: device {device}: kernel {name} -> handle {} ({} mode, {:?} parameter bytes)",
+            kernels.len() - 1,
+            grid.mode.name(),
+            param_bytes
+        );
+        Ok((kernels.len() - 1) as KernelHandle)
+    }
+
+    fn get_global(&self, device: usize, handle: ImageHandle, name: &str, size: u64) -> Result<u64> {
+        let m = self.module(handle)?;
+        let (d, _, _) = self.active(device)?;
+        match get_global(d, m.module, name)? {
+            None => Err(OffloadError::MissingSymbol {
+                lib: "the device image".into(),
+                symbol: format!("failed to find global symbol '{name}' in the ELF image"),
+            }),
+            Some((_, bytes)) if size != 0 && bytes as u64 != size => Err(OffloadError::BadImage(format!(
+                "failed to load global '{name}' due to size mismatch ({bytes} != {size})"
+            ))),
+            Some((ptr, _)) => Ok(ptr),
+        }
+    }
+
+    fn alloc(&self, device: usize, size: u64, kind: AllocKind) -> Result<u64> {
+        let (d, _, ctx) = self.active(device)?;
+        let bytes = usize::try_from(size).map_err(|_| OffloadError::OutOfDeviceMemory { bytes: size })?;
+        match kind {
+            AllocKind::Device | AllocKind::Default => ctx.pool.alloc(size, &DriverAlloc(d)),
+            AllocKind::Host => {
+                let mut p: *mut c_void = core::ptr::null_mut();
+                // SAFETY: valid out-pointer; the context is current.
+                alloc_result(d, unsafe { (d.cuMemAllocHost_v2)(&mut p, bytes) }, "cuMemAllocHost", size)?;
+                ctx.pinned.lock().insert(p as u64);
+                Ok(p as u64)
+            }
+            AllocKind::Shared => {
+                let f = d.cuMemAllocManaged.ok_or_else(|| OffloadError::PluginUnavailable {
+                    plugin: "cuda",
+                    reason: "the driver has no cuMemAllocManaged".into(),
+                })?;
+                let mut p: CUdeviceptr = 0;
+                // SAFETY: valid out-pointer and flags; the context is current.
+                alloc_result(d, unsafe { f(&mut p, bytes, driver::CU_MEM_ATTACH_GLOBAL) }, "cuMemAllocManaged", size)?;
+                Ok(p)
+            }
+        }
+    }
+
+    fn free(&self, device: usize, ptr: u64, kind: AllocKind) -> Result<()> {
+        let (d, _, ctx) = self.active(device)?;
+        if ctx.pinned.lock().remove(&ptr) {
+            // SAFETY: `ptr` came from cuMemAllocHost_v2 and was in the pinned set once.
+            return d.check(unsafe { (d.cuMemFreeHost)(ptr as usize as *mut c_void) }, "cuMemFreeHost");
+        }
+        match kind {
+            AllocKind::Device | AllocKind::Default => ctx.pool.free(ptr, &DriverAlloc(d)),
+            // SAFETY: the runtime frees only pointers this plugin returned, once.
+            AllocKind::Shared | AllocKind::Host => d.check(unsafe { (d.cuMemFree_v2)(ptr) }, "cuMemFree"),
+        }
+    }
+
+    unsafe fn submit(&self, device: usize, dst: u64, src: usize, size: u64) -> Result<()> {
+        if size == 0 {
+            return Ok(());
+        }
+        let (d, _, ctx) = self.active(device)?;
+        self.on_stream(d, ctx, |s| {
+            // SAFETY: `src` is readable for `size` bytes until this call returns
+            // (caller's contract), and the stream is synchronised before that.
+            d.check(unsafe { (d.cuMemcpyHtoDAsync_v2)(dst, src as *const c_void, size as usize, s) }, "cuMemcpyHtoDAsync")
+        })
+    }
+
+    unsafe fn retrieve(&self, device: usize, dst: usize, src: u64, size: u64) -> Result<()> {
+        if size == 0 {
+            return Ok(());
+        }
+        let (d, _, ctx) = self.active(device)?;
+        self.on_stream(d, ctx, |s| {
+            // SAFETY: `dst` is writable for `size` bytes until this call returns
+            // (caller's contract), and the stream is synchronised before that.
+            d.check(unsafe { (d.cuMemcpyDtoHAsync_v2)(dst as *mut c_void, src, size as usize, s) }, "cuMemcpyDtoHAsync")
+        })
+    }
+
+    fn exchange(&self, src_device: usize, src: u64, dst_device: usize, dst: u64, size: u64) -> Result<()> {
+        if size == 0 {
+            return Ok(());
+        }
+        if src_device == dst_device {
+            let (d, _, ctx) = self.active(dst_device)?;
+            return self.on_stream(d, ctx, |s| {
+                // SAFETY: both ranges are device memory of this device with `size` bytes (runtime's checks).
+                d.check(unsafe { (d.cuMemcpyDtoDAsync_v2)(dst, src, size as usize, s) }, "cuMemcpyDtoDAsync")
+            });
+        }
+        let (_, _, src_ctx) = self.active(src_device)?;
+        let src_ctx = src_ctx.ctx;
+        let (d, _, dst_ctx) = self.active(dst_device)?;
+        if let Some(peer) = d.cuMemcpyPeerAsync {
+            return self.on_stream(d, dst_ctx, |s| {
+                // SAFETY: device ranges of `size` bytes in the two live contexts.
+                d.check(unsafe { peer(dst, dst_ctx.ctx.0, src, src_ctx.0, size as usize, s) }, "cuMemcpyPeerAsync")
+            });
+        }
+        // No peer copies: stage through host memory.
+        let mut buf = vec![0u8; size as usize];
+        // SAFETY: `buf` is a live buffer of `size` bytes.
+        unsafe { self.retrieve(src_device, buf.as_mut_ptr() as usize, src, size)? };
+        // SAFETY: as above.
+        unsafe { self.submit(dst_device, dst, buf.as_ptr() as usize, size) }
+    }
+
+    fn memset(&self, device: usize, ptr: u64, value: u8, size: u64) -> Result<()> {
+        if size == 0 {
+            return Ok(());
+        }
+        let (d, _, ctx) = self.active(device)?;
+        self.on_stream(d, ctx, |s| match d.cuMemsetD32Async {
+            Some(f) if ptr % 4 == 0 && size % 4 == 0 => {
+                let word = u32::from_ne_bytes([value; 4]);
+                // SAFETY: a 4-aligned device range of `size` bytes.
+                d.check(unsafe { f(ptr, word, (size / 4) as usize, s) }, "cuMemsetD32Async")
+            }
+            // SAFETY: a device range of `size` bytes.
+            _ => d.check(unsafe { (d.cuMemsetD8Async)(ptr, value, size as usize, s) }, "cuMemsetD8Async"),
+        })
+    }
+
+    fn launch(&self, device: usize, kernel: KernelHandle, name: &str, args: &[u64], dims: &LaunchDims) -> Result<()> {
+        let k = self.kernel(kernel)?;
+        if k.device != device {
+            return Err(OffloadError::Internal(format!("cuda: kernel {name} belongs to device {}, not {device}", k.device)));
+        }
+        let (d, dev, ctx) = self.active(device)?;
+        let l = grid::compute(&k.grid, &dev.grid, dims.teams, dims.threads, dims.tripcount);
+        diag::plugin_info(info::PLUGIN_KERNEL, device, || {
+            format!(
+                "Launching kernel {name} with [{},{},{}] blocks and [{},{},{}] threads in {} mode",
+                l.blocks[0], l.blocks[1], l.blocks[2], l.threads[0], l.threads[1], l.threads[2], k.grid.mode.name()
+            )
+        });
+        // Reference (GenericKernelTy::launch): max of the clause and LIBOMPTARGET_SHARED_MEMORY_SIZE.
+        let dyn_shared = dims.dyn_shared_bytes.max(config().shared_memory_size);
+        self.ensure_dyn_shared(d, k, dyn_shared)?;
+
+        // The implicit first argument: the runtime passes ~0 (Version >= 3);
+        // kernels with team reductions get a KernelLaunchEnvironment instead.
+        let mut owned_args;
+        let mut launch_allocs: Vec<u64> = Vec::new();
+        let mut args = args;
+        if let Some(env) = k.env.filter(|e| e.needs_launch_environment())
+            && args.first() == Some(&u64::MAX)
+        {
+            let alloc = DriverAlloc(d);
+            let buffer = ctx.pool.alloc(env.reduction_buffer_bytes().max(1), &alloc)?;
+            launch_allocs.push(buffer);
+            let kle_ptr = match ctx.pool.alloc(size_of::<KernelLaunchEnvironment>() as u64, &alloc) {
+                Ok(p) => p,
+                Err(e) => {
+                    let _ = ctx.pool.free(buffer, &alloc);
+                    return Err(e);
+                }
+            };
+            launch_allocs.push(kle_ptr);
+            let kle = KernelLaunchEnvironment { reduction_buffer: buffer, ..Default::default() };
+            diag::plugin_info(info::DATA_TRANSFER, device, || {
+                format!(
+                    "Copying data from host to device, HstPtr={}, TgtPtr={}, Size=16, Name=KernelLaunchEnv",
+                    diag::ptr(&kle as *const _ as u64),
+                    diag::ptr(kle_ptr)
+                )
+            });
+            owned_args = args.to_vec();
+            owned_args[0] = kle_ptr;
+            args = &owned_args;
+            let r = self.launch_on_stream(d, ctx, k, name, args, &l, dyn_shared, Some(&kle));
+            let alloc = DriverAlloc(d);
+            for p in launch_allocs {
+                let _ = ctx.pool.free(p, &alloc);
+            }
+            return r;
+        }
+        self.launch_on_stream(d, ctx, k, name, args, &l, dyn_shared, None)
+    }
+
+    fn uid(&self, device: usize) -> String {
+        match self.device(device) {
+            Ok((_, dev)) => match dev.uuid {
+                Some(u) => format!(
+                    "GPU-{}-{}-{}-{}-{}",
+                    hex(&u[0..4]),
+                    hex(&u[4..6]),
+                    hex(&u[6..8]),
+                    hex(&u[8..10]),
+                    hex(&u[10..16])
+                ),
+                None => format!("cuda-{}", dev.ordinal),
+            },
+            Err(_) => format!("cuda-{device}"),
+        }
+    }
+
+    fn device_info(&self, device: usize) -> String {
+        let Ok((st, dev)) = self.device(device) else { return String::from("    CUDA device unavailable\n") };
+        let v = st.driver_version;
+        format!(
+            "    CUDA Driver Version: \t\t{}.{}\n    CUDA OpenMP Device Number: \t\t{device}\n    Device Name: \t\t\t{}\n    \
+             Global Memory Size: \t\t{} bytes\n    Number of Multiprocessors: \t\t{}\n    Warp Size: \t\t\t\t{}\n    \
+             Maximum Threads per Block: \t\t{}\n    Maximum Grid Dimensions: \t\t{}\n    Compute Capabilities: \t\t{}{}\n    UID: \t\t\t\t{}\n",
+            v / 1000,
+            (v % 1000) / 10,
+            dev.name,
+            dev.total_mem,
+            dev.sm_count,
+            dev.grid.warp_size,
+            dev.grid.thread_limit,
+            dev.grid.block_limit,
+            dev.cc.major,
+            dev.cc.minor,
+            self.uid(device)
+        )
+    }
+}
+
+fn hex(b: &[u8]) -> String {
+    b.iter().map(|x| format!("{x:02x}")).collect()
+}
+
+impl CudaPlugin {
+    /// Enqueues the launch (and the launch environment copy) and waits.
+    #[allow(clippy::too_many_arguments)] // One call site; splitting would only move the list.
+    fn launch_on_stream(
+        &self,
+        d: &CudaDriver,
+        ctx: &DeviceCtx,
+        k: &CudaKernel,
+        name: &str,
+        args: &[u64],
+        l: &grid::Launch,
+        dyn_shared: u32,
+        kle: Option<&KernelLaunchEnvironment>,
+    ) -> Result<()> {
+        // Reference (CUDAKernelTy::launchImpl, LLVM 22): one buffer of 8-byte
+        // slots, passed with the size of the kernel's declared parameters.
+        let provided = (args.len() * 8) as u64;
+        let mut size = match k.param_bytes {
+            Some(declared) if declared > provided => {
+                return Err(OffloadError::Driver {
+                    plugin: "cuda",
+                    call: "cuLaunchKernel",
+                    message: format!("mismatch in kernel arguments for '{name}': {provided} bytes passed, the kernel declares {declared}"),
+                });
+            }
+            Some(declared) => declared as usize,
+            None => provided as usize,
+        };
+        let mut extra: [*mut c_void; 5] = [
+            driver::launch_param::BUFFER_POINTER as *mut c_void,
+            args.as_ptr() as *mut c_void,
+            driver::launch_param::BUFFER_SIZE as *mut c_void,
+            (&mut size as *mut usize).cast(),
+            driver::launch_param::END as *mut c_void,
+        ];
+        let extra_ptr = if size == 0 { core::ptr::null_mut() } else { extra.as_mut_ptr() };
+        crate::debug!(
+            "cuda: launching {name}: grid {:?} block {:?}, {dyn_shared} bytes dynamic shared memory, {size} parameter bytes {args:x?}",
+            l.blocks,
+            l.threads
+        );
+        self.on_stream(d, ctx, |s| {
+            if let Some(kle) = kle {
+                // SAFETY: `kle` outlives the stream synchronisation in `on_stream`;
+                // args[0] is its 16-byte device copy.
+                d.check(
+                    unsafe { (d.cuMemcpyHtoDAsync_v2)(args[0], (kle as *const KernelLaunchEnvironment).cast(), 16, s) },
+                    "cuMemcpyHtoDAsync",
+                )?;
+            }
+            // SAFETY: `extra` describes `size` ≤ 8 * args.len() readable bytes of
+            // `args`, which the driver copies at launch; the function handle is
+            // live and belongs to the current context.
+            let rc = unsafe {
+                (d.cuLaunchKernel)(
+                    k.func.0,
+                    l.blocks[0],
+                    l.blocks[1],
+                    l.blocks[2],
+                    l.threads[0],
+                    l.threads[1],
+                    l.threads[2],
+                    dyn_shared,
+                    s,
+                    core::ptr::null_mut(),
+                    extra_ptr,
+                )
+            };
+            if rc != CUresult::SUCCESS {
+                return Err(OffloadError::Driver {
+                    plugin: "cuda",
+                    call: "cuLaunchKernel",
+                    message: format!("for '{name}': {}", d.describe(rc)),
+                });
+            }
+            Ok(())
+        })
+    }
+}
