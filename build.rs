@@ -31,5 +31,9 @@ fn main() {
     // Every artifact that contains the exports (the cdylib, and test or bench
     // executables that link the rlib) needs the node the directives name.
     println!("cargo:rustc-link-arg=-Wl,--version-script={}", script_path.display());
+    // A test or example that pulls in none of the exports must still link.
+    for kind in ["tests", "examples"] {
+        println!("cargo:rustc-link-arg-{kind}=-Wl,--undefined-version");
+    }
     println!("cargo:rustc-cdylib-link-arg=-Wl,-soname,libomptarget.so.22.1");
 }

@@ -1,6 +1,14 @@
 //! The README opens with the two commands for a fresh machine, and `.ci/run`
 //! runs the second one: keep them in sync.
 
+mod common;
+
+/// See `common::link_library`: without it this binary would not link.
+#[test]
+fn links_the_library() {
+    common::link_library();
+}
+
 fn read(path: &str) -> String {
     std::fs::read_to_string(format!("{}/{path}", env!("CARGO_MANIFEST_DIR"))).unwrap_or_else(|e| panic!("{path}: {e}"))
 }

@@ -8,17 +8,16 @@ use super::mapping::{INF, Lookup, MapEntry};
 use crate::env::diag;
 use crate::error::{OffloadError, Result};
 use crate::plugins::AllocKind;
-use std::sync::Arc;
 
 /// Where a device number points.
-pub enum Target {
+pub enum Target<'a> {
     Host,
-    Device(Arc<Device>),
+    Device(&'a Device),
 }
 
 impl Runtime {
     /// Resolves an API device number; aborts for numbers out of range.
-    pub fn api_target(&self, device_num: i64) -> Target {
+    pub fn api_target(&self, device_num: i64) -> Target<'_> {
         if device_num == self.num_devices() as i64 {
             Target::Host
         } else {
@@ -64,7 +63,7 @@ impl Runtime {
         }
         match self.api_target(device_num) {
             Target::Host => true,
-            Target::Device(d) => super::data::get_tgt_ptr_begin(&d, ptr, 1, false, false, true, false).entry.is_some(),
+            Target::Device(d) => super::data::get_tgt_ptr_begin(d, ptr, 1, false, false, true, false).entry.is_some(),
         }
     }
 

@@ -111,7 +111,9 @@ impl MapEntry {
     }
     /// Device address of host address `hp` inside this entry.
     pub fn tgt_of(&self, hp: usize) -> u64 {
-        self.tgt_begin.wrapping_add((hp - self.host_begin) as u64)
+        // `hp` may lie below the begin (zero-length sections between base
+        // and begin, implicit overlaps): wrap like the C arithmetic does.
+        self.tgt_begin.wrapping_add((hp as u64).wrapping_sub(self.host_begin as u64))
     }
     pub fn contains(&self, hp: usize) -> bool {
         hp >= self.host_begin && hp < self.host_end

@@ -220,11 +220,11 @@ impl Runtime {
 
     /// The device with user number `id`, its pending images loaded.
     /// Errors for numbers out of range (callers decide whether that is fatal).
-    pub fn device(&self, id: i64) -> Result<Arc<Device>> {
+    pub fn device(&self, id: i64) -> Result<&Device> {
         let dev = usize::try_from(id)
             .ok()
-            .and_then(|i| self.devices.get(i).cloned())
-            .ok_or(OffloadError::NoSuchDevice { device: id, available: self.devices.len() })?;
+            .and_then(|i| self.devices.get(i))
+            .ok_or_else(|| OffloadError::NoSuchDevice { device: id, available: self.devices.len() })?;
         if dev.generation() != self.generation.load(Ordering::Acquire) {
             self.load_pending(&dev)?;
         }
@@ -232,7 +232,7 @@ impl Runtime {
     }
 
     /// Like [`Runtime::device`] but aborts for a bad number, as `getDevice` callers in LLVM do.
-    pub fn device_or_fatal(&self, id: i64) -> Arc<Device> {
+    pub fn device_or_fatal(&self, id: i64) -> &Device {
         match self.device(id) {
             Ok(d) => d,
             Err(OffloadError::NoSuchDevice { device, available }) => diag::fatal_bad_device(device, available),
