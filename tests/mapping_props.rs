@@ -220,7 +220,7 @@ impl HostBuf {
 }
 
 fn arg(buf: &HostBuf, off: usize, size: usize, ty: u64) -> MapArg {
-    MapArg { base: buf.addr() + off, begin: buf.addr() + off, size: size as i64, ty: MapType(ty), name: 0, mapper: 0 }
+    MapArg::new(buf.addr() + off, buf.addr() + off, size as i64, MapType(ty), 0, 0)
 }
 
 /// Runs one runtime operation; a panic inside it becomes `Err("PANIC: ..")`.
@@ -242,7 +242,7 @@ fn begin(dev: &Device, args: &[MapArg]) -> Result<(), String> {
 
 fn end(dev: &Device, args: &[MapArg]) -> Result<(), String> {
     catching(|| {
-        let mut post = Vec::new();
+        let mut post = data::EndQueue::new();
         data::data_end(dev, args, false, &mut post)?;
         data::finish_end(dev, post)
     })
@@ -338,9 +338,9 @@ fn zero_length_section_between_base_and_begin_is_contained() {
     // count goes up and down like any other hit.
     let dev = device(2);
     let buf = HostBuf::new(256);
-    let mapped = MapArg { base: buf.addr() + 48, ..arg(&buf, 64, 32, TO) };
+    let mapped = MapArg::new(buf.addr() + 48, buf.addr() + 64, 32, MapType(TO), 0, 0);
     begin(&dev, &[mapped]).unwrap();
-    let zero = MapArg { base: buf.addr() + 48, ..arg(&buf, 56, 0, TO) };
+    let zero = MapArg::new(buf.addr() + 48, buf.addr() + 56, 0, MapType(TO), 0, 0);
     begin(&dev, &[zero]).unwrap();
     assert_eq!(entries_in(&dev, &buf), vec![(64, 96, 2, 0)]);
     let r = data::get_tgt_ptr_begin(&dev, buf.addr() + 56, 0, false, false, true, false);
@@ -649,7 +649,7 @@ impl Harness {
     fn map_args(&self, args: &[Arg]) -> Vec<MapArg> {
         let a0 = self.buf.addr();
         args.iter()
-            .map(|a| MapArg { base: a0 + a.base, begin: a0 + a.off, size: a.size as i64, ty: MapType(a.ty), name: 0, mapper: 0 })
+            .map(|a| MapArg::new(a0 + a.base, a0 + a.off, a.size as i64, MapType(a.ty), 0, 0))
             .collect()
     }
 

@@ -27,7 +27,7 @@ impl RawArgs {
     ///
     /// # Safety
     /// Each non-NULL array must hold `num` elements.
-    pub(crate) unsafe fn read(&self) -> Result<Vec<MapArg>> {
+    pub(crate) unsafe fn read_into(&self, out: &mut data::ArgList) -> Result<()> {
         let n = usize::try_from(self.num).map_err(|_| OffloadError::InvalidArgument(format!("negative argument count {}", self.num)))?;
         // SAFETY (all five): each array holds `n` elements by the caller's contract; NULL is checked.
         let bases = unsafe { ptr::slice(self.bases as *const usize, n, "ArgsBase")? };
@@ -41,16 +41,14 @@ impl RawArgs {
         let names = if self.names.is_null() { &[][..] } else { unsafe { ptr::slice(self.names as *const usize, n, "ArgNames")? } };
         // SAFETY: as above; a NULL mappers array means "no mappers".
         let mappers = if self.mappers.is_null() { &[][..] } else { unsafe { ptr::slice(self.mappers as *const usize, n, "ArgMappers")? } };
-        Ok((0..n)
-            .map(|i| MapArg {
-                base: bases[i],
-                begin: begins[i],
-                size: sizes[i],
-                ty: MapType(types[i] as u64),
-                name: names.get(i).copied().unwrap_or(0),
-                mapper: mappers.get(i).copied().unwrap_or(0),
-            })
-            .collect())
+        out.clear();
+        out.reserve(n);
+        for i in 0..n {
+            let name = names.get(i).copied().unwrap_or(0);
+            let mapper = mappers.get(i).copied().unwrap_or(0);
+            out.push(MapArg::new(bases[i], begins[i], sizes[i], MapType(types[i] as u64), name, mapper));
+        }
+        Ok(())
     }
 
     /// Writes `use_device_ptr`/`use_device_addr` results back into `ArgsBase`.
@@ -88,7 +86,9 @@ unsafe fn target_data(name: &'static str, loc: *const ident_t, device_id: i64, r
             return Ok(());
         };
         // SAFETY: forwarded contract.
-        let mut args = unsafe { raw.read()? };
+        let mut args = data::ArgList::new();
+        // SAFETY: forwarded contract.
+        unsafe { raw.read_into(&mut args)? };
         let dev = rt.device_or_fatal(id);
         let header = match op {
             DataOp::Begin => "Entering OpenMP data region with being_mapper",
@@ -99,11 +99,11 @@ unsafe fn target_data(name: &'static str, loc: *const ident_t, device_id: i64, r
         crate::debug!("{name}: device {id}, {} arguments", args.len());
         let rc = match op {
             DataOp::Begin => {
-                let mut st = data::BeginState::default();
+                let mut st = data::BeginState::for_args(&args);
                 data::data_begin(rt, &dev, &mut args, false, &mut st).and_then(|_| data::process_attach(&dev, &st))
             }
             DataOp::End => {
-                let mut post = Vec::new();
+                let mut post = data::EndQueue::new();
                 data::data_end(&dev, &args, false, &mut post).and_then(|_| data::finish_end(&dev, post))
             }
             DataOp::Update => data::data_update(&dev, &args, false),
@@ -420,7 +420,7 @@ pub unsafe extern "C" fn __tgt_push_mapper_component(
     void_entry("__tgt_push_mapper_component", || {
         // SAFETY: forwarded contract.
         let c = unsafe { components(rt_mapper_handle)? };
-        c.args.push(MapArg { base: base as usize, begin: begin as usize, size, ty: MapType(ty as u64), name: name as usize, mapper: 0 });
+        c.args.push(MapArg::new(base as usize, begin as usize, size, MapType(ty as u64), name as usize, 0));
         Ok(())
     })
 }

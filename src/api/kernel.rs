@@ -33,7 +33,12 @@ const _: () = assert!(size_of::<KernelArgsV1>() == abi::KERNEL_ARGS_V1_SIZE);
 /// # Safety
 /// `args` points to a kernel-arguments struct of the version it declares,
 /// writable for Version >= 2.
-unsafe fn read_kernel_args(args: *mut __tgt_kernel_arguments, num_teams: i32, thread_limit: i32) -> Result<(LaunchRequest, RawArgs)> {
+unsafe fn read_kernel_args<'a>(
+    args: *mut __tgt_kernel_arguments,
+    num_teams: i32,
+    thread_limit: i32,
+    map_args: &'a mut crate::runtime::data::ArgList,
+) -> Result<LaunchRequest<'a>> {
     if args.is_null() || !(args as usize).is_multiple_of(8) {
         return Err(OffloadError::InvalidArgument("kernel arguments pointer is NULL or misaligned".into()));
     }
@@ -49,7 +54,7 @@ unsafe fn read_kernel_args(args: *mut __tgt_kernel_arguments, num_teams: i32, th
         mappers: head.mappers,
     };
     // SAFETY: the arrays hold NumArgs elements (caller's contract).
-    let map_args = unsafe { raw.read()? };
+    unsafe { raw.read_into(map_args)? };
     let unspecified = |v: i32| if v < 0 { 0 } else { v as u32 };
     let mut req = if head.version >= 2 {
         // SAFETY: Version >= 2 structs are the full 104 bytes and writable.
@@ -94,7 +99,7 @@ unsafe fn read_kernel_args(args: *mut __tgt_kernel_arguments, num_teams: i32, th
         crate::debug!("kernel arguments: ignoring unknown flag bits {unknown:#x}");
         req.flags &= !unknown;
     }
-    Ok((req, raw))
+    Ok(req)
 }
 
 /// Launches the kernel registered for `host_ptr` (its region id).
@@ -124,7 +129,9 @@ pub unsafe extern "C" fn __tgt_target_kernel(
             return Ok(abi::OFFLOAD_FAIL);
         };
         // SAFETY: forwarded contract.
-        let (mut req, _raw) = unsafe { read_kernel_args(args, num_teams, thread_limit)? };
+        let mut map_args = crate::runtime::data::ArgList::new();
+        // SAFETY: forwarded contract.
+        let mut req = unsafe { read_kernel_args(args, num_teams, thread_limit, &mut map_args)? };
         let dev = rt.device_or_fatal(id);
         runtime::launch::print_args(
             dev.id,

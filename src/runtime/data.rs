@@ -16,6 +16,12 @@ use crate::error::{OffloadError, Result};
 use crate::plugins::AllocKind;
 use std::sync::Arc;
 
+/// The arguments of one call; calls with few arguments (nearly all) keep
+/// them on the stack.
+pub type ArgList = smallvec::SmallVec<[MapArg; 8]>;
+/// Entries queued by [`data_end`] for [`finish_end`].
+pub type EndQueue = smallvec::SmallVec<[EndItem; 8]>;
+
 /// One entry of the argument arrays of a data or kernel call.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct MapArg {
@@ -27,9 +33,17 @@ pub struct MapArg {
     pub name: usize,
     /// User-defined mapper function (0 = none).
     pub mapper: usize,
+    /// Device address of `begin` found by the map-entering step, so a
+    /// launch does not look the entry up again (None until then).
+    pub(crate) resolved: Option<u64>,
 }
 
 impl MapArg {
+    /// One argument as compiled code passes it.
+    pub fn new(base: usize, begin: usize, size: i64, ty: MapType, name: usize, mapper: usize) -> Self {
+        MapArg { base, begin, size, ty, name, mapper, resolved: None }
+    }
+
     fn size_u(&self) -> u64 {
         self.size.max(0) as u64
     }
@@ -94,6 +108,17 @@ pub struct BeginState {
     attach: Vec<Attach>,
     /// Host ranges allocated by this construct (for ATTACH decisions).
     new_allocs: Vec<(usize, usize)>,
+    /// Whether `new_allocs` is needed: only constructs with ATTACH entries
+    /// (or mappers, which may produce them) consult it.
+    track_new_allocs: bool,
+}
+
+impl BeginState {
+    /// State for a construct with these top-level arguments.
+    pub fn for_args(args: &[MapArg]) -> Self {
+        let track_new_allocs = args.iter().any(|a| a.ty.any(MapType::ATTACH) || a.mapper != 0);
+        BeginState { track_new_allocs, ..Default::default() }
+    }
 }
 
 /// The outcome of `getTargetPointer`.
@@ -366,7 +391,7 @@ pub fn data_begin(rt: &Runtime, dev: &Device, args: &mut [MapArg], from_mapper: 
             let Some(ptp) = get_target_pointer(rt, dev, &g)? else {
                 return Err(null_pointer(present));
             };
-            if ptp.is_new && !ptp.is_host {
+            if ptp.is_new && !ptp.is_host && st.track_new_allocs {
                 st.new_allocs.push((a.base, a.base + 8));
             }
             pointer_tp = Some(ptp);
@@ -392,8 +417,11 @@ pub fn data_begin(rt: &Runtime, dev: &Device, args: &mut [MapArg], from_mapper: 
             None if a.size != 0 || present => return Err(null_pointer(present)),
             None => TargetPointer { tgt: 0, entry: None, is_new: false, is_host: false },
         };
-        if tp.is_new && !tp.is_host {
+        if tp.is_new && !tp.is_host && st.track_new_allocs {
             st.new_allocs.push((a.begin, a.begin + a.size_u() as usize));
+        }
+        if !from_mapper && tp.entry.is_some() {
+            args[i].resolved = Some(tp.tgt);
         }
         if t.any(MapType::RETURN_PARAM) {
             // use_device_ptr/addr: hand the device base back to the program.
@@ -544,7 +572,7 @@ pub struct EndItem {
 
 /// `targetDataEnd`: copies back and releases; deletions are queued in `post`
 /// and done by [`finish_end`] once all copies completed.
-pub fn data_end(dev: &Device, args: &[MapArg], from_mapper: bool, post: &mut Vec<EndItem>) -> Result<()> {
+pub fn data_end(dev: &Device, args: &[MapArg], from_mapper: bool, post: &mut EndQueue) -> Result<()> {
     for i in (0..args.len()).rev() {
         let a = args[i];
         let t = a.ty;
@@ -591,14 +619,15 @@ fn dev_usm_host(_begin: usize) -> bool {
 
 /// Post-processing of `targetDataEnd`: restore shadow pointers of copied-back
 /// entries, then remove entries whose count reached zero and free their memory.
-pub fn finish_end(dev: &Device, post: Vec<EndItem>) -> Result<()> {
+pub fn finish_end(dev: &Device, post: EndQueue) -> Result<()> {
     for item in post {
         if item.from {
             for s in item.entry.shadows.lock().iter() {
                 write_host_ptr(s.host_ptr_addr, s.host_ptr_value);
             }
         }
-        if item.may_delete && dev.table.remove_if_unused(&item.entry) {
+        // The write lock is taken only for entries whose count reached zero.
+        if item.may_delete && item.entry.total() == 0 && dev.table.remove_if_unused(&item.entry) {
             let e = &item.entry;
             diag::info(info::MAPPING_CHANGED, dev.id, || {
                 format!(

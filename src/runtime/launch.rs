@@ -11,11 +11,12 @@ use crate::env::diag;
 use crate::error::Result;
 use crate::plugins::{AllocKind, LaunchDims};
 
-/// A launch request, already upgraded to the Version 3 view.
-#[derive(Debug, Clone)]
-pub struct LaunchRequest {
+/// A launch request, already upgraded to the Version 3 view. The argument
+/// list lives in the caller's frame (it is rewritten by the mapping steps).
+#[derive(Debug)]
+pub struct LaunchRequest<'a> {
     pub version: u32,
-    pub args: Vec<MapArg>,
+    pub args: &'a mut [MapArg],
     pub tripcount: u64,
     pub flags: u64,
     pub num_teams: [u32; 3],
@@ -64,7 +65,7 @@ pub fn print_args(dev_id: usize, header: impl FnOnce() -> String, args: &[MapArg
 
 impl Runtime {
     /// `target()`: run one target region on `dev`. Errors have been reported.
-    pub fn launch(&self, dev: &Device, region_id: usize, req: &mut LaunchRequest) -> Result<LaunchOutcome> {
+    pub fn launch(&self, dev: &Device, region_id: usize, req: &mut LaunchRequest<'_>) -> Result<LaunchOutcome> {
         let kernel = self.kernel(dev, region_id).inspect_err(|e| diag::report(&e.to_string()))?;
         let mut privates: Vec<u64> = Vec::new();
         let result = self.launch_inner(dev, &kernel, req, &mut privates);
@@ -74,16 +75,16 @@ impl Runtime {
         result
     }
 
-    fn launch_inner(&self, dev: &Device, kernel: &super::device::Kernel, req: &mut LaunchRequest, privates: &mut Vec<u64>) -> Result<LaunchOutcome> {
+    fn launch_inner(&self, dev: &Device, kernel: &super::device::Kernel, req: &mut LaunchRequest<'_>, privates: &mut Vec<u64>) -> Result<LaunchOutcome> {
         let has_args = !req.args.is_empty();
-        let mut params: Vec<u64> = Vec::with_capacity(req.args.len() + 1);
+        let mut params: smallvec::SmallVec<[u64; 16]> = smallvec::SmallVec::new();
         if req.version >= crate::abi::KERNEL_ARGS_MIN_VERSION_WITH_DYN_PTR && req.flags & crate::abi::KERNEL_FLAG_IS_CUDA == 0 {
             // No kernel environment with reductions on the host: LLVM passes ~0.
             params.push(u64::MAX);
         }
         if has_args {
-            let mut st = BeginState::default();
-            data::data_begin(self, dev, &mut req.args, false, &mut st)
+            let mut st = BeginState::for_args(&req.args);
+            data::data_begin(self, dev, req.args, false, &mut st)
                 .and_then(|_| data::process_attach(dev, &st))
                 .inspect_err(|_| {
                     diag::report("Call to targetDataBegin failed, abort target.");
@@ -105,7 +106,7 @@ impl Runtime {
                 diag::report("Executing target region abort target.");
             })?;
         if has_args {
-            let mut post = Vec::new();
+            let mut post = data::EndQueue::new();
             data::data_end(dev, &req.args, false, &mut post)
                 .and_then(|_| data::finish_end(dev, post))
                 .inspect_err(|_| {
@@ -118,7 +119,7 @@ impl Runtime {
     }
 
     /// Builds one parameter per `TARGET_PARAM` entry (§5.1).
-    fn kernel_params(&self, dev: &Device, req: &LaunchRequest, params: &mut Vec<u64>, privates: &mut Vec<u64>) -> Result<()> {
+    fn kernel_params(&self, dev: &Device, req: &LaunchRequest<'_>, params: &mut smallvec::SmallVec<[u64; 16]>, privates: &mut Vec<u64>) -> Result<()> {
         // The parameter value produced for each entry (device base address).
         let mut value_of: Vec<Option<u64>> = vec![None; req.args.len()];
         for (i, a) in req.args.iter().enumerate() {
@@ -162,8 +163,15 @@ impl Runtime {
                 } else {
                     a.base.wrapping_sub(a.begin) as u64
                 };
-                let r = data::get_tgt_ptr_begin(dev, a.begin, a.size.max(0) as u64, false, false, false, false);
-                r.tgt.wrapping_add(offset)
+                // The begin step already found the entry; look it up again
+                // only when LLVM's INFO line for that lookup is wanted.
+                match a.resolved {
+                    Some(tgt) if !crate::env::config().info_on(info::MAPPING_EXISTS) => tgt.wrapping_add(offset),
+                    _ => {
+                        let r = data::get_tgt_ptr_begin(dev, a.begin, a.size.max(0) as u64, false, false, false, false);
+                        r.tgt.wrapping_add(offset)
+                    }
+                }
             };
             value_of[i] = Some(value);
             params.push(value);
@@ -176,7 +184,7 @@ impl Runtime {
 /// device address of the captured variable into the device copy of the
 /// lambda object (the parent's kernel argument), at the capture's offset.
 /// An unmapped capture is left alone, as in LLVM.
-fn patch_lambda_capture(dev: &Device, req: &LaunchRequest, i: usize, parent: usize, value_of: &[Option<u64>]) -> Result<()> {
+fn patch_lambda_capture(dev: &Device, req: &LaunchRequest<'_>, i: usize, parent: usize, value_of: &[Option<u64>]) -> Result<()> {
     let (Some(a), Some(p), Some(Some(parent_dev))) = (req.args.get(i), req.args.get(parent), value_of.get(parent)) else {
         return Ok(());
     };

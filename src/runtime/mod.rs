@@ -38,8 +38,9 @@ pub struct Runtime {
     plugins: Vec<&'static dyn Plugin>,
     /// User device number → device. Only ever grows; read without locks.
     devices: device::DeviceList,
-    /// Per plugin: the user numbers of its devices once initialised.
-    plugin_devices: Mutex<Vec<Option<Vec<usize>>>>,
+    /// Per plugin, once initialised: for each of its devices, the user
+    /// number once the device is exposed (LLVM's `initializeDevice`).
+    plugin_devices: Mutex<Vec<Option<Vec<Option<usize>>>>>,
     registry: RwLock<Registry>,
     /// Bumped on every registration; devices compare it to load lazily.
     generation: AtomicU64,
@@ -95,19 +96,46 @@ impl Runtime {
         libomp::target_offload() == 0
     }
 
-    /// Initialises a plugin's devices (once) and returns their user numbers.
-    fn plugin_device_ids(&self, plugin_index: usize) -> Vec<usize> {
+    /// Initialises a plugin (once) and returns its number of devices.
+    fn plugin_device_count(&self, plugin_index: usize) -> usize {
         let mut pd = self.plugin_devices.lock();
-        if let Some(ids) = &pd[plugin_index] {
-            return ids.clone();
+        self.plugin_slots(&mut pd, plugin_index).len()
+    }
+
+    fn plugin_slots<'a>(&self, pd: &'a mut [Option<Vec<Option<usize>>>], plugin_index: usize) -> &'a mut Vec<Option<usize>> {
+        pd[plugin_index].get_or_insert_with(|| {
+            let plugin = self.plugins[plugin_index];
+            let n = plugin.number_of_devices();
+            crate::debug!("plugin {} initialised with {n} devices", plugin.name());
+            vec![None; n]
+        })
+    }
+
+    /// The user number of a plugin's device, if it is exposed already.
+    fn exposed_device(&self, plugin_index: usize, device: usize) -> Option<usize> {
+        self.plugin_devices.lock()[plugin_index].as_ref().and_then(|s| s.get(device).copied().flatten())
+    }
+
+    /// Exposes a plugin's device as the next user device (once) and returns
+    /// its user number.
+    fn expose_device(&self, plugin_index: usize, device: usize) -> Option<usize> {
+        let mut pd = self.plugin_devices.lock();
+        let slots = self.plugin_slots(&mut pd, plugin_index);
+        let slot = slots.get_mut(device)?;
+        if let Some(id) = *slot {
+            return Some(id);
         }
         let plugin = self.plugins[plugin_index];
-        let n = plugin.number_of_devices();
-        let ids: Vec<usize> =
-            (0..n).filter_map(|d| self.devices.push_with(|id| Device::new(id, plugin, d))).collect();
-        crate::debug!("plugin {} initialised with {n} devices: user numbers {ids:?}", plugin.name());
-        pd[plugin_index] = Some(ids.clone());
-        ids
+        let id = self.devices.push_with(|id| Device::new(id, plugin, device))?;
+        *slot = Some(id);
+        crate::debug!("plugin {} device {device} is user device {id}", plugin.name());
+        Some(id)
+    }
+
+    /// Initialises a plugin and exposes all its devices (`__tgt_init_all_rtls`).
+    fn plugin_device_ids(&self, plugin_index: usize) -> Vec<usize> {
+        let n = self.plugin_device_count(plugin_index);
+        (0..n).filter_map(|d| self.expose_device(plugin_index, d)).collect()
     }
 
     /// `__tgt_register_lib`.
@@ -124,10 +152,17 @@ impl Runtime {
                     if !plugin.is_compatible(bytes) {
                         continue;
                     }
-                    for id in self.plugin_device_ids(pi) {
-                        let Some(dev) = self.devices.get(id).cloned() else { continue };
-                        if !device_images.contains_key(&id) && plugin.is_device_compatible(dev.plugin_device, bytes) {
-                            device_images.insert(id, index);
+                    // Reference (PluginManager::registerLib): a device becomes a
+                    // user device when an image is compatible with it.
+                    for d in 0..self.plugin_device_count(pi) {
+                        if self.exposed_device(pi, d).is_some_and(|id| device_images.contains_key(&id)) {
+                            continue;
+                        }
+                        if !plugin.is_device_compatible(d, bytes) {
+                            continue;
+                        }
+                        if let Some(id) = self.expose_device(pi, d) {
+                            device_images.entry(id).or_insert(index);
                         }
                     }
                 }
