@@ -147,9 +147,10 @@ pub struct MappingTable {
 
 /// The lookup rule of `lookupMapping` on an already-locked map.
 pub fn lookup_in(map: &BTreeMap<usize, Arc<MapEntry>>, hp: usize, size: u64) -> Lookup {
-    let prev = map.range(..=hp).next_back().map(|(_, e)| e);
+    let prev = || map.range(..=hp).next_back().map(|(_, e)| e);
     let next = || map.range(hp.saturating_add(1)..).next().map(|(_, e)| e);
     if size == 0 {
+        let prev = prev();
         if let Some(p) = prev
             && hp < p.host_end
         {
@@ -164,7 +165,16 @@ pub fn lookup_in(map: &BTreeMap<usize, Arc<MapEntry>>, hp: usize, size: u64) -> 
         return Lookup::NotFound;
     }
     let end = hp.saturating_add(size as usize);
-    if let Some(p) = prev
+    // Fast path, one tree descent: the last entry starting before the end of
+    // the range decides hits and misses; only overlaps that are not
+    // containment (error paths) need the reference's prev/next analysis.
+    match map.range(..end).next_back().map(|(_, e)| e) {
+        None => return Lookup::NotFound,
+        Some(e) if e.host_end <= hp => return Lookup::NotFound,
+        Some(e) if e.host_begin <= hp && end <= e.host_end => return Lookup::Contained(e.clone()),
+        Some(_) => {}
+    }
+    if let Some(p) = prev()
         && hp < p.host_end
     {
         return if end <= p.host_end { Lookup::Contained(p.clone()) } else { Lookup::Extends(p.clone()) };
@@ -209,9 +219,9 @@ impl MappingTable {
     /// Returns true when this call removed it.
     pub fn remove_if_unused(&self, entry: &Arc<MapEntry>) -> bool {
         let mut map = self.map.write();
-        match map.get(&entry.host_begin) {
-            Some(cur) if Arc::ptr_eq(cur, entry) && entry.total() == 0 => {
-                map.remove(&entry.host_begin);
+        match map.entry(entry.host_begin) {
+            std::collections::btree_map::Entry::Occupied(o) if Arc::ptr_eq(o.get(), entry) && entry.total() == 0 => {
+                o.remove();
                 true
             }
             _ => false,
