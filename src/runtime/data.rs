@@ -185,6 +185,15 @@ fn get_target_pointer(rt: &Runtime, dev: &Device, g: &GetTarget) -> Result<Optio
                 name_of(g.name)
             )
         });
+        crate::debug!(
+            "device {}: reuse mapping of host {:#x} (+{}) at {:#x}{action}, counts {}/{}",
+            dev.id,
+            g.begin,
+            g.size,
+            e.tgt_of(g.begin),
+            refcount_str(e.dyn_count()),
+            refcount_str(e.hold_count())
+        );
         TargetPointer { tgt: e.tgt_of(g.begin), entry: Some(e), is_new, is_host: false }
     } else if let Lookup::Extends(e) = &found {
         diag::message(&format!(
@@ -638,6 +647,7 @@ pub fn finish_end(dev: &Device, post: EndQueue) -> Result<()> {
                     name_of(e.name)
                 )
             });
+            crate::debug!("device {}: removed mapping of host [{:#x}, {:#x})", dev.id, e.host_begin, e.host_end);
             dev.free(e.tgt_alloc, AllocKind::Default).inspect_err(|_| diag::report("Deallocating data from device failed."))?;
         }
     }
