@@ -107,3 +107,42 @@ fn links_the_library() {
 fn bless() {
     write_header(&generate());
 }
+
+/// The header compiles on its own as strict C11 and its layouts match the
+/// reference's byte offsets (abi-reference §1.7, §2.1, §2.2, §4.2).
+#[test]
+fn header_compiles_alone_with_reference_layouts() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let src = std::env::temp_dir().join(format!("omptarget_rs_header_{}.c", std::process::id()));
+    std::fs::write(
+        &src,
+        r#"#include "omptarget_rs.h"
+#include <stddef.h>
+_Static_assert(sizeof(ident_t) == 24 && offsetof(ident_t, psource) == 16, "ident_t");
+_Static_assert(sizeof(__tgt_bin_desc) == 32 && offsetof(__tgt_bin_desc, HostEntriesEnd) == 24, "bin_desc");
+_Static_assert(sizeof(__tgt_device_image) == 32, "device_image");
+_Static_assert(sizeof(__tgt_offload_entry) == 56 && offsetof(__tgt_offload_entry, Address) == 16
+               && offsetof(__tgt_offload_entry, Size) == 32 && offsetof(__tgt_offload_entry, AuxAddr) == 48, "entry");
+_Static_assert(sizeof(__tgt_offload_entry_legacy) == 32, "legacy entry");
+_Static_assert(sizeof(__tgt_kernel_arguments) == 104 && offsetof(__tgt_kernel_arguments, Flags) == 64
+               && offsetof(__tgt_kernel_arguments, NumTeams) == 72 && offsetof(__tgt_kernel_arguments, DynCGroupMem) == 96, "kargs");
+_Static_assert(sizeof(__tgt_target_non_contig) == 24, "non_contig");
+int main(void) { return 0; }
+"#,
+    )
+    .expect("write C source");
+    let out = src.with_extension("o");
+    let r = std::process::Command::new("cc")
+        .args(["-std=c11", "-Wall", "-Wextra", "-Werror", "-c", "-I"])
+        .arg(dir.join("include"))
+        .arg(&src)
+        .arg("-o")
+        .arg(&out)
+        .output();
+    let _ = std::fs::remove_file(&src);
+    let _ = std::fs::remove_file(&out);
+    match r {
+        Err(_) => println!("skipped: no C compiler"),
+        Ok(o) => assert!(o.status.success(), "header does not compile:\n{}", String::from_utf8_lossy(&o.stderr)),
+    }
+}
