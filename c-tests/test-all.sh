@@ -5,6 +5,11 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cargo build --release
+# Real cubins, PTX and AMDGPU code objects plus their harnesses, built from
+# ../shared/gpu-images (downloads ptxas from PyPI once; skipped if absent).
+bash c-tests/gpu-images.sh
 cargo test --release
 bash c-tests/run.sh
+# The CUDA plugin end to end against the CPU stand-in for libcuda.
+bash c-tests/cuda-mock.sh
 bash bench/run.sh --smoke

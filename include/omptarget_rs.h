@@ -7,122 +7,27 @@
 #include <stddef.h>
 #include <stdbool.h>
 
-/*
- Success return value of the `int` entry points.
- */
 #define OFFLOAD_SUCCESS 0
-
-/*
- Failure return value of the `int` entry points.
- */
-#define OFFLOAD_FAIL -1
-
-/*
- `omp_invalid_device`, returned by `omp_get_device_from_uid` for unknown UIDs.
- */
-#define OMP_INVALID_DEVICE -2
-
-/*
- Offload-entry `Kind` of OpenMP entries.
- */
+#define OFFLOAD_FAIL (-1)
+#define OMP_INVALID_DEVICE (-2)
 #define OFK_OPENMP 1
-
-/*
- Entry flag: `declare target link` reference pointer.
- */
-#define OMP_DECLARE_TARGET_LINK 1
-
-/*
- Entry flag: `declare target indirect` function.
- */
-#define OMP_DECLARE_TARGET_INDIRECT 8
-
-/*
- Entry flag: `.requires` entry; `Data` holds the requirement flags.
- */
-#define OMP_REGISTER_REQUIRES 16
-
-/*
- Entry flag: indirect vtable.
- */
-#define OMP_DECLARE_TARGET_INDIRECT_VTABLE 32
-
-/*
- Requirement flag: `requires unified_shared_memory`.
- */
-#define OMP_REQ_UNIFIED_SHARED_MEMORY 8
-
-/*
- Bytes of a Version 1 kernel-arguments struct (through `Tripcount`).
- */
+#define OMP_DECLARE_TARGET_LINK 0x01
+#define OMP_DECLARE_TARGET_INDIRECT 0x08
+#define OMP_REGISTER_REQUIRES 0x10
+#define OMP_DECLARE_TARGET_INDIRECT_VTABLE 0x20
+#define OMP_REQ_UNIFIED_SHARED_MEMORY 0x008
 #define KERNEL_ARGS_V1_SIZE 64
-
-/*
- Kernel-arguments flag: `nowait`.
- */
-#define KERNEL_FLAG_NOWAIT (1 << 0)
-
-/*
- Kernel-arguments flag: CUDA-style launch, `ArgPtrs` is a launch-params struct.
- */
-#define KERNEL_FLAG_IS_CUDA (1 << 1)
-
-/*
- Kernel-arguments flag (LLVM main): launch exactly the requested grid.
- */
-#define KERNEL_FLAG_STRICT_BLOCKS (1 << 6)
-
-/*
- Flag bits LLVM 22.1 understands.
- */
-#define KERNEL_FLAGS_KNOWN (KERNEL_FLAG_NOWAIT | KERNEL_FLAG_IS_CUDA)
-
-/*
- Lowest kernel-arguments version whose kernels take the implicit `dyn_ptr`.
- */
+#define KERNEL_FLAG_NOWAIT (1u << 0)
+#define KERNEL_FLAG_IS_CUDA (1u << 1)
+#define KERNEL_FLAG_STRICT_BLOCKS (1u << 6)
 #define KERNEL_ARGS_MIN_VERSION_WITH_DYN_PTR 3
 
-#define KERNEL_ARGS 1
-
-#define MAPPING_EXISTS 2
-
-#define DUMP_TABLE 4
-
-#define MAPPING_CHANGED 8
-
-#define PLUGIN_KERNEL 16
-
-#define DATA_TRANSFER 32
-
-#define EMPTY_MAPPING 64
 
 /*
- Number of devices LLVM's host plugin exposes.
+ `OMPTgtExecModeFlags` (abi-reference §7.3). A newtype: the byte comes from
+ the image.
  */
-#define NUM_DEVICES 4
-
-#define OBJECT 1
-
-#define BITCODE 2
-
-#define CUBIN 3
-
-#define FATBINARY 4
-
-#define PTX 5
-
-#define SPIRV 6
-
-#define X86_64 62
-
-#define CUDA 190
-
-#define AMDGPU 224
-
-/*
- The "infinite" count of declare-target globals and associated pointers.
- */
-#define INF UINT64_MAX
+typedef struct ExecMode ExecMode;
 
 /*
  libomp's source-location record (`ident_t`), 24 bytes.
@@ -501,7 +406,7 @@ int omp_target_memcpy_rect(void *dst, const void *src, size_t element_size, int 
  # Safety
  As `omp_target_memcpy`.
  */
-int omp_target_memcpy_async(void *dst, const void *src, size_t length, size_t dst_offset, size_t src_offset, int dst_device, int src_device, int depobj_count, omp_depend_t *_depobj_list);
+int omp_target_memcpy_async(void *dst, const void *src, size_t length, size_t dst_offset, size_t src_offset, int dst_device, int src_device, int depobj_count, omp_depend_t *depobj_list);
 
 /*
  Asynchronous rectangular copy (completes before returning without depend objects).
@@ -509,7 +414,7 @@ int omp_target_memcpy_async(void *dst, const void *src, size_t length, size_t ds
  # Safety
  As `omp_target_memcpy_rect`.
  */
-int omp_target_memcpy_rect_async(void *dst, const void *src, size_t element_size, int num_dims, const size_t *volume, const size_t *dst_offsets, const size_t *src_offsets, const size_t *dst_dimensions, const size_t *src_dimensions, int dst_device, int src_device, int depobj_count, omp_depend_t *_depobj_list);
+int omp_target_memcpy_rect_async(void *dst, const void *src, size_t element_size, int num_dims, const size_t *volume, const size_t *dst_offsets, const size_t *src_offsets, const size_t *dst_dimensions, const size_t *src_dimensions, int dst_device, int src_device, int depobj_count, omp_depend_t *depobj_list);
 
 /*
  Fills device memory; returns `ptr`.
@@ -525,7 +430,7 @@ void *omp_target_memset(void *ptr, int byte_val, size_t num_bytes, int device_nu
  # Safety
  As `omp_target_memset`.
  */
-void *omp_target_memset_async(void *ptr, int byte_val, size_t num_bytes, int device_num, int depobj_count, omp_depend_t *_depobj_list);
+void *omp_target_memset_async(void *ptr, int byte_val, size_t num_bytes, int device_num, int depobj_count, omp_depend_t *depobj_list);
 
 /*
  Associates a device buffer with a host address.

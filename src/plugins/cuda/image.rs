@@ -314,10 +314,10 @@ fn ptx_symbols(bytes: &[u8]) -> ImageSymbols {
                         out.kernels.push(name.to_string());
                     }
                 }
-            } else if let Some(i) = words.iter().position(|w| *w == ".global")
+            } else if let Some(i) = words.iter().position(|w| *w == ".global" || *w == ".const")
                 && words[..i].iter().all(|w| *w != ".extern")
             {
-                // `.visible .global .align 4 .b8 g_table[16] = {...};`
+                // `.visible .global .align 4 .b8 g_table[16] = {...};` (or `.const`)
                 let mut rest = words[i + 1..].iter().copied();
                 let mut elem = None;
                 let mut name = None;

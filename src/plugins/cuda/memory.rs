@@ -56,12 +56,13 @@ impl MemoryPool {
 
     /// Whether allocations of `size` bytes go through the pool.
     pub fn serves(&self, size: u64) -> bool {
-        size > 0 && size <= self.threshold
+        size > 0 && size <= self.threshold && Self::class_of(size).is_some()
     }
 
-    fn class_of(size: u64) -> (usize, u64) {
-        let bytes = size.max(MIN_CLASS).next_power_of_two();
-        ((bytes / MIN_CLASS).trailing_zeros() as usize, bytes)
+    /// The class index and block size for `size` bytes (`None` above 2^63).
+    fn class_of(size: u64) -> Option<(usize, u64)> {
+        let bytes = size.max(MIN_CLASS).checked_next_power_of_two()?;
+        Some(((bytes / MIN_CLASS).trailing_zeros() as usize, bytes))
     }
 
     /// Allocates `size` bytes, from the cache when possible.
@@ -69,7 +70,7 @@ impl MemoryPool {
         if !self.serves(size) {
             return self.raw_alloc_retrying(size, raw);
         }
-        let (class, bytes) = Self::class_of(size);
+        let Some((class, bytes)) = Self::class_of(size) else { return self.raw_alloc_retrying(size, raw) };
         {
             let mut inner = self.inner.lock();
             if let Some(p) = inner.free.get_mut(class).and_then(Vec::pop) {
@@ -198,6 +199,9 @@ mod tests {
         let p = pool.alloc(DEFAULT_THRESHOLD + 1, &raw).unwrap();
         pool.free(p, &raw).unwrap();
         assert!(raw.live.borrow().is_empty());
+        // A huge threshold: sizes without a power-of-two class bypass the pool.
+        let huge = MemoryPool::new(u64::MAX);
+        assert!(huge.serves(1 << 40) && !huge.serves((1 << 63) + 1));
         let off = MemoryPool::new(0);
         let q = off.alloc(8, &raw).unwrap();
         off.free(q, &raw).unwrap();

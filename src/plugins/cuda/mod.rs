@@ -113,6 +113,9 @@ const _: () = assert!(size_of::<DeviceEnvironment>() == 48);
 
 /// Name of the device-environment global of the OpenMP device runtime.
 pub const DEVICE_ENVIRONMENT_SYMBOL: &str = "__omp_rtl_device_environment";
+/// The kernel LLVM's nvptx-lower-ctor-dtor pass emits to run constructors.
+pub const GLOBAL_CTOR_KERNEL: &str = "nvptx$device$init";
+const GLOBAL_CTOR_PREFIX: &str = "__init_array_object_";
 /// CUDA's `getClockFrequency()` in LLVM 22.1.
 const CLOCK_FREQUENCY: u64 = 1_000_000_000;
 
@@ -304,7 +307,9 @@ impl CudaPlugin {
             .get_or_init(|| {
                 let s = init_state();
                 match &s {
-                    Ok(st) => crate::debug!("cuda: driver {} (version {}), {} devices", st.driver.path, st.driver_version, st.devices.len()),
+                    Ok(st) => {
+                        crate::debug!("cuda: driver {} (version {}), {} devices", st.driver.path, st.driver_version, st.devices.len())
+                    }
                     Err(e) => crate::debug!("cuda: plugin unavailable, 0 CUDA devices: {e}"),
                 }
                 s
@@ -406,13 +411,87 @@ impl CudaPlugin {
         })
     }
 
+    /// Runs the image's device global constructors (abi-reference §7.8).
+    ///
+    /// Reference (CUDADeviceTy::callGlobalCtorDtorCommon): when the image has
+    /// the `nvptx$device$init` kernel, the `__init_array_object_*_<priority>`
+    /// constants (device function pointers) are gathered in priority order
+    /// into a device buffer published through `__init_array_start/_end`, and
+    /// the kernel runs once with one thread. Destructors
+    /// (`nvptx$device$fini`) are not run: images are never unloaded.
+    fn run_global_constructors(&self, d: &CudaDriver, device: usize, ctx: &DeviceCtx, module: Handle, bytes: &[u8]) -> Result<()> {
+        let init = cstring(GLOBAL_CTOR_KERNEL)?;
+        let mut func: *mut c_void = core::ptr::null_mut();
+        // SAFETY: valid out-pointer, live module, NUL-terminated name.
+        match unsafe { (d.cuModuleGetFunction)(&mut func, module.0, init.as_ptr()) } {
+            CUresult::SUCCESS => {}
+            CUresult::ERROR_NOT_FOUND => return Ok(()),
+            rc => return Err(d.error(rc, "cuModuleGetFunction")),
+        }
+        let mut ctors: Vec<(u16, String)> = Vec::new();
+        for (name, _) in image::symbols(bytes)?.globals {
+            if !name.starts_with(GLOBAL_CTOR_PREFIX) {
+                continue;
+            }
+            let priority = name.rsplit('_').next().and_then(|p| p.parse::<u16>().ok()).ok_or_else(|| {
+                OffloadError::BadImage(format!("invalid priority for constructor or destructor '{name}'"))
+            })?;
+            ctors.push((priority, name));
+        }
+        ctors.sort_by_key(|c| c.0);
+        let mut pointers: Vec<u64> = Vec::with_capacity(ctors.len());
+        for (_, name) in &ctors {
+            let value = self
+                .read_global(d, ctx, module, name, 8)?
+                .ok_or_else(|| OffloadError::MissingSymbol { lib: "the device image".into(), symbol: name.clone() })?;
+            pointers.push(u64::from_le_bytes(value[..8].try_into().unwrap_or([0; 8])));
+        }
+        let size = (pointers.len() * 8) as u64;
+        let alloc = DriverAlloc(d);
+        let buffer = if size > 0 { ctx.pool.alloc(size, &alloc)? } else { 0 };
+        let result = (|| {
+            let publish = |name: &str, value: u64| -> Result<()> {
+                let (ptr, _) = get_global(d, module, name)?.ok_or_else(|| OffloadError::MissingSymbol {
+                    lib: "the device image".into(),
+                    symbol: format!("failed to find global symbol '{name}' in the ELF image"),
+                })?;
+                self.on_stream(d, ctx, |s| {
+                    // SAFETY: `value` lives until the stream is synchronised; `ptr` is an 8-byte global.
+                    d.check(unsafe { (d.cuMemcpyHtoDAsync_v2)(ptr, (&value as *const u64).cast(), 8, s) }, "cuMemcpyHtoDAsync")
+                })
+            };
+            if size > 0 {
+                self.on_stream(d, ctx, |s| {
+                    // SAFETY: `pointers` holds `size` bytes and lives until the stream is synchronised.
+                    let rc = unsafe { (d.cuMemcpyHtoDAsync_v2)(buffer, pointers.as_ptr().cast(), size as usize, s) };
+                    d.check(rc, "cuMemcpyHtoDAsync")
+                })?;
+            }
+            publish("__init_array_start", buffer)?;
+            publish("__init_array_end", buffer + size)?;
+            crate::debug!("cuda: device {device}: running {} global constructors with {GLOBAL_CTOR_KERNEL}", ctors.len());
+            self.on_stream(d, ctx, |s| {
+                // SAFETY: a live kernel without parameters, launched 1x1 on a stream of its context.
+                let rc = unsafe { (d.cuLaunchKernel)(func, 1, 1, 1, 1, 1, 1, 0, s, core::ptr::null_mut(), core::ptr::null_mut()) };
+                d.check(rc, "cuLaunchKernel")
+            })
+        })();
+        if size > 0 {
+            let _ = ctx.pool.free(buffer, &alloc);
+        }
+        result
+    }
+
     /// Makes sure the function accepts `bytes` of dynamic shared memory.
     fn ensure_dyn_shared(&self, d: &CudaDriver, k: &CudaKernel, bytes: u32) -> Result<()> {
         if bytes <= k.dyn_shared_limit.load(Ordering::Relaxed) {
             return Ok(());
         }
         let Some(f) = d.cuFuncSetAttribute else {
-            return Err(OffloadError::PluginUnavailable { plugin: "cuda", reason: "cuFuncSetAttribute is missing: cannot raise the dynamic shared memory limit".into() });
+            return Err(OffloadError::PluginUnavailable {
+                plugin: "cuda",
+                reason: "cuFuncSetAttribute is missing: cannot raise the dynamic shared memory limit".into(),
+            });
         };
         // SAFETY: `k.func` is a live function handle; the attribute takes an int.
         let rc = unsafe { f(k.func.0, driver::func_attr::MAX_DYNAMIC_SHARED_SIZE_BYTES, bytes as c_int) };
@@ -528,12 +607,8 @@ fn load_module(d: &CudaDriver, bytes: &[u8], kind: CudaImageKind) -> Result<Hand
         driver::jit::INFO_LOG_BUFFER_SIZE_BYTES,
     ];
     // Option values are passed as pointer-sized words (sizes by value).
-    let mut values: [*mut c_void; 4] = [
-        error_log.as_mut_ptr().cast(),
-        JIT_LOG_BYTES as *mut c_void,
-        info_log.as_mut_ptr().cast(),
-        JIT_LOG_BYTES as *mut c_void,
-    ];
+    let mut values: [*mut c_void; 4] =
+        [error_log.as_mut_ptr().cast(), JIT_LOG_BYTES as *mut c_void, info_log.as_mut_ptr().cast(), JIT_LOG_BYTES as *mut c_void];
     let mut module: *mut c_void = core::ptr::null_mut();
     // SAFETY: `data` is a complete image (NUL-terminated for PTX) that lives
     // for the call; the log buffers have the sizes passed; options and values
@@ -612,6 +687,7 @@ impl Plugin for CudaPlugin {
             CudaImageKind::Ptx => HashMap::new(),
         };
         self.write_device_environment(d, device, dev, ctx, module)?;
+        self.run_global_constructors(d, device, ctx, module, bytes)?;
         let loaded: &'static LoadedModule = Box::leak(Box::new(LoadedModule { device, module, kind: img.kind, envs }));
         let mut modules = self.modules.write();
         modules.push(loaded);
@@ -691,9 +767,9 @@ impl Plugin for CudaPlugin {
                 lib: "the device image".into(),
                 symbol: format!("failed to find global symbol '{name}' in the ELF image"),
             }),
-            Some((_, bytes)) if size != 0 && bytes as u64 != size => Err(OffloadError::BadImage(format!(
-                "failed to load global '{name}' due to size mismatch ({bytes} != {size})"
-            ))),
+            Some((_, bytes)) if size != 0 && bytes as u64 != size => {
+                Err(OffloadError::BadImage(format!("failed to load global '{name}' due to size mismatch ({bytes} != {size})")))
+            }
             Some((ptr, _)) => Ok(ptr),
         }
     }
@@ -794,7 +870,7 @@ impl Plugin for CudaPlugin {
         }
         let (d, _, ctx) = self.active(device)?;
         self.on_stream(d, ctx, |s| match d.cuMemsetD32Async {
-            Some(f) if ptr % 4 == 0 && size % 4 == 0 => {
+            Some(f) if ptr.is_multiple_of(4) && size.is_multiple_of(4) => {
                 let word = u32::from_ne_bytes([value; 4]);
                 // SAFETY: a 4-aligned device range of `size` bytes.
                 d.check(unsafe { f(ptr, word, (size / 4) as usize, s) }, "cuMemsetD32Async")
@@ -814,7 +890,13 @@ impl Plugin for CudaPlugin {
         diag::plugin_info(info::PLUGIN_KERNEL, device, || {
             format!(
                 "Launching kernel {name} with [{},{},{}] blocks and [{},{},{}] threads in {} mode",
-                l.blocks[0], l.blocks[1], l.blocks[2], l.threads[0], l.threads[1], l.threads[2], k.grid.mode.name()
+                l.blocks[0],
+                l.blocks[1],
+                l.blocks[2],
+                l.threads[0],
+                l.threads[1],
+                l.threads[2],
+                k.grid.mode.name()
             )
         });
         // Reference (GenericKernelTy::launch): max of the clause and LIBOMPTARGET_SHARED_MEMORY_SIZE.
@@ -822,16 +904,15 @@ impl Plugin for CudaPlugin {
         self.ensure_dyn_shared(d, k, dyn_shared)?;
 
         // The implicit first argument: the runtime passes ~0 (Version >= 3);
-        // kernels with team reductions get a KernelLaunchEnvironment instead.
-        let mut owned_args;
-        let mut launch_allocs: Vec<u64> = Vec::new();
-        let mut args = args;
+        // kernels with team reductions get a KernelLaunchEnvironment instead
+        // (reference: GenericKernelTy::getKernelLaunchEnvironment). A Version
+        // <= 2 launch has no dyn_ptr slot; its first argument is never ~0 in
+        // practice (clang 22 emits Version 3 for every kernel with an environment).
         if let Some(env) = k.env.filter(|e| e.needs_launch_environment())
             && args.first() == Some(&u64::MAX)
         {
             let alloc = DriverAlloc(d);
             let buffer = ctx.pool.alloc(env.reduction_buffer_bytes().max(1), &alloc)?;
-            launch_allocs.push(buffer);
             let kle_ptr = match ctx.pool.alloc(size_of::<KernelLaunchEnvironment>() as u64, &alloc) {
                 Ok(p) => p,
                 Err(e) => {
@@ -839,7 +920,6 @@ impl Plugin for CudaPlugin {
                     return Err(e);
                 }
             };
-            launch_allocs.push(kle_ptr);
             let kle = KernelLaunchEnvironment { reduction_buffer: buffer, ..Default::default() };
             diag::plugin_info(info::DATA_TRANSFER, device, || {
                 format!(
@@ -848,12 +928,11 @@ impl Plugin for CudaPlugin {
                     diag::ptr(kle_ptr)
                 )
             });
-            owned_args = args.to_vec();
-            owned_args[0] = kle_ptr;
-            args = &owned_args;
-            let r = self.launch_on_stream(d, ctx, k, name, args, &l, dyn_shared, Some(&kle));
-            let alloc = DriverAlloc(d);
-            for p in launch_allocs {
+            let mut with_kle = args.to_vec();
+            with_kle[0] = kle_ptr;
+            let r = self.launch_on_stream(d, ctx, k, name, &with_kle, &l, dyn_shared, Some(&kle));
+            // Both are freed after the launch synchronised, as in 22.1.
+            for p in [kle_ptr, buffer] {
                 let _ = ctx.pool.free(p, &alloc);
             }
             return r;
@@ -864,14 +943,7 @@ impl Plugin for CudaPlugin {
     fn uid(&self, device: usize) -> String {
         match self.device(device) {
             Ok((_, dev)) => match dev.uuid {
-                Some(u) => format!(
-                    "GPU-{}-{}-{}-{}-{}",
-                    hex(&u[0..4]),
-                    hex(&u[4..6]),
-                    hex(&u[6..8]),
-                    hex(&u[8..10]),
-                    hex(&u[10..16])
-                ),
+                Some(u) => format!("GPU-{}-{}-{}-{}-{}", hex(&u[0..4]), hex(&u[4..6]), hex(&u[6..8]), hex(&u[8..10]), hex(&u[10..16])),
                 None => format!("cuda-{}", dev.ordinal),
             },
             Err(_) => format!("cuda-{device}"),
@@ -947,12 +1019,11 @@ impl CudaPlugin {
         );
         self.on_stream(d, ctx, |s| {
             if let Some(kle) = kle {
+                let src = (kle as *const KernelLaunchEnvironment).cast();
                 // SAFETY: `kle` outlives the stream synchronisation in `on_stream`;
                 // args[0] is its 16-byte device copy.
-                d.check(
-                    unsafe { (d.cuMemcpyHtoDAsync_v2)(args[0], (kle as *const KernelLaunchEnvironment).cast(), 16, s) },
-                    "cuMemcpyHtoDAsync",
-                )?;
+                let rc = unsafe { (d.cuMemcpyHtoDAsync_v2)(args[0], src, 16, s) };
+                d.check(rc, "cuMemcpyHtoDAsync")?;
             }
             // SAFETY: `extra` describes `size` ≤ 8 * args.len() readable bytes of
             // `args`, which the driver copies at launch; the function handle is

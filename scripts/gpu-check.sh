@@ -1,0 +1,189 @@
+#!/usr/bin/env bash
+# gpu-check.sh - one prepared command for a machine with an NVIDIA GPU (made
+# for an H200: sm_90) that has only the NVIDIA driver (libcuda.so.1), no
+# network and no toolkit or clang: it checks omptarget-rs's CUDA plugin on the
+# real device and prints one table.
+#
+#   scripts/gpu-check.sh [--lib SO] [--images DIR] [--bench BIN] [--mock]
+#
+# Defaults (all built on the development machine, then carried over):
+#   --lib     target/release/libomptarget_rs.so      (cargo build --release)
+#   --images  target/gpu-images   (c-tests/gpu-images.sh; only bin/ and extra/ are used)
+#   --bench   target/bench-cuda/bench_cuda            (bench/cuda/build.sh)
+#
+# What runs, each under a timeout (HARNESS_TIMEOUT, default 120 s):
+#   * every harness.sm_90* of gpu-images against our library in library-path
+#     replacement mode (a folder with libomptarget.so.22.1 -> the library first
+#     on LD_LIBRARY_PATH); harness.sm_90 also with --rustc-init. Each must
+#     print "7 passed, 0 failed" and our runtime must have served it;
+#   * the benchmark with the empty-kernel cubin: launch+sync and 1 MB / 64 MB /
+#     1 GB pinned and pageable H2D/D2H, raw driver vs. omptarget-rs (goals:
+#     launch <= 1.10x raw time, transfers >= 0.95x raw bandwidth);
+#   * the benchmark once more in --quick mode with its embedded PTX, which
+#     exercises the PTX -> driver JIT path of the plugin.
+# --mock runs the same table against gpu-images' mock-cuda (a CPU stand-in for
+# the driver; needs DIR/mock-cuda and DIR/kernels) to test this script without
+# a GPU: the header then says MOCK-CUDA and nothing in it is a GPU result.
+# Output: one table, "RESULT TEST TIME DETAIL" with RESULT PASS, FAIL, MISS (a
+# performance goal missed) or skipped (no GPU, or an input was not carried),
+# then "N passed, N failed, N missed, N skipped". Exit status 1 if anything
+# FAILed (or, with STRICT_PERF=1, MISSed). Without a GPU every test prints
+# "skipped", never "passed".
+#
+# With the device tool of this project, from the repository root:
+#   run  carry: ["target/release/libomptarget_rs.so", "target/gpu-images/bin",
+#                "target/gpu-images/extra", "target/bench-cuda"]
+#        command: bash scripts/gpu-check.sh      timeout_s: 420
+set -uo pipefail
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+LIB=$ROOT/target/release/libomptarget_rs.so
+G=$ROOT/target/gpu-images
+BENCH=$ROOT/target/bench-cuda/bench_cuda
+MOCK=0
+while [ $# -gt 0 ]; do
+  case $1 in
+    --lib) LIB=$2; shift 2 ;;
+    --images) G=$2; shift 2 ;;
+    --bench) BENCH=$2; shift 2 ;;
+    --mock) MOCK=1; shift ;;
+    -h|--help) sed -n '2,/^set -uo/p' "$0" | sed '$d;s/^# \{0,1\}//'; exit 0 ;;
+    *) echo "gpu-check.sh: unknown option $1" >&2; exit 2 ;;
+  esac
+done
+TMO=${HARNESS_TIMEOUT:-120}
+
+W=$(mktemp -d /tmp/omptarget-rs-gpu-check.XXXXXX)
+trap 'rm -rf "$W"' EXIT
+mkdir -p "$W/shim" "$W/logs"
+
+rows=()
+np=0 nf=0 nm=0 ns=0
+add() { # RESULT TEST TIME DETAIL
+  rows+=("$(printf '%-7s %-44s %8s  %s' "$1" "$2" "$3" "$4")")
+  case $1 in PASS) np=$((np + 1)) ;; FAIL) nf=$((nf + 1)) ;; MISS) nm=$((nm + 1)) ;; *) ns=$((ns + 1)) ;; esac
+}
+show_log() { sed 's/^/      | /' "$1" | tail -n 30 >&2; }
+
+HARNESSES=()
+if [ -d "$G/bin" ]; then
+  for h in "$G"/bin/harness.sm_90*; do [ -x "$h" ] && HARNESSES+=("$(basename "$h")"); done
+fi
+[ ${#HARNESSES[@]} -gt 0 ] || HARNESSES=(harness.sm_90 harness.sm_90.cuda12 harness.sm_90.nodyn harness.sm_90.nodyn.cuda12 harness.sm_90.manual)
+
+# ---- is there a GPU? ----------------------------------------------------------
+gpu=""
+libcuda=""
+if [ "$MOCK" = 1 ]; then
+  [ -e "$G/mock-cuda/libcuda.so.1" ] && { gpu="MOCK-CUDA (CPU stand-in, not a GPU result)"; libcuda=$G/mock-cuda/libcuda.so.1; }
+else
+  if command -v nvidia-smi >/dev/null 2>&1; then
+    gpu=$(nvidia-smi --query-gpu=name,compute_cap,driver_version --format=csv,noheader 2>/dev/null | head -n1)
+  fi
+  libcuda=$(ldconfig -p 2>/dev/null | awk '/libcuda\.so\.1 .*x86-64/{print $NF; exit}')
+fi
+if [ -z "$gpu" ] || [ -z "$libcuda" ]; then
+  why="no NVIDIA GPU or driver (nvidia-smi: ${gpu:-none}, libcuda.so.1: ${libcuda:-none})"
+  for h in "${HARNESSES[@]}"; do add skipped "$h" - "$why"; done
+  add skipped "harness.sm_90 --rustc-init" - "$why"
+  add skipped "bench launch+sync, H2D/D2H" - "$why"
+  add skipped "bench --quick (PTX JIT path)" - "$why"
+  echo "== omptarget-rs GPU check: skipped: $why"
+  printf '%-7s %-44s %8s  %s\n' RESULT TEST TIME DETAIL
+  printf '%s\n' "${rows[@]}"
+  echo "$np passed, $nf failed, $nm missed, $ns skipped"
+  exit 0
+fi
+
+if [ ! -f "$LIB" ]; then
+  echo "gpu-check.sh: no runtime at $LIB (build it with cargo build --release and carry it)" >&2
+  exit 2
+fi
+LIB=$(readlink -f "$LIB")
+ln -s "$LIB" "$W/shim/libomptarget.so.22.1"
+export LD_LIBRARY_PATH="$W/shim${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+unset LD_PRELOAD OMP_TARGET_OFFLOAD OMP_DEFAULT_DEVICE OMPTARGET_RS_LIBCUDA MOCK_CUDA_EMU
+[ "$MOCK" = 1 ] && export LD_LIBRARY_PATH="$LD_LIBRARY_PATH:$G/mock-cuda" BENCH_CUDA_QUICK=1
+echo "== omptarget-rs GPU check: $gpu; libcuda $libcuda; runtime $LIB ($(date -u '+%Y-%m-%d %H:%M UTC'))"
+
+# ---- harnesses ------------------------------------------------------------------
+secs() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2fs", b - a }'; }
+for h in "${HARNESSES[@]}"; do
+  variants=("")
+  [ "$h" = harness.sm_90 ] && variants+=("--rustc-init")
+  for a in "${variants[@]}"; do
+    name="$h${a:+ $a}"
+    if [ ! -x "$G/bin/$h" ]; then add skipped "$name" - "not carried ($G/bin/$h)"; continue; fi
+    log=$W/logs/$h$a.log
+    t0=$(date +%s.%N)
+    emu=()
+    if [ "$MOCK" = 1 ]; then
+      emu=(MOCK_CUDA_EMU="$G/kernels/kernels.emu.so")
+      [[ $h == *nodyn* ]] && emu=(MOCK_CUDA_EMU="$G/kernels/kernels.emu.nodyn.so")
+    fi
+    env "${emu[@]}" LIBOMPTARGET_DEBUG=1 timeout "$TMO" "$G/bin/$h" $a >"$log" 2>&1
+    rc=$?
+    t1=$(date +%s.%N)
+    sum=$(grep -E '^[0-9]+ passed' "$log" || echo "no summary")
+    dyn=$(grep -h '^\[INFO\] many_args' "$log" | sed 's/.*saw //;s/ (.*//')
+    if [ $rc -eq 124 ]; then
+      add FAIL "$name" "$(secs "$t0" "$t1")" "timed out after ${TMO}s"; show_log "$log"
+    elif [ $rc -ne 0 ] || ! grep -q '^7 passed, 0 failed' "$log"; then
+      add FAIL "$name" "$(secs "$t0" "$t1")" "exit $rc, $sum"; show_log "$log"
+    elif ! grep -q 'omptarget-rs debug: cuda: device 0: loaded sm_90' "$log"; then
+      add FAIL "$name" "$(secs "$t0" "$t1")" "$sum, but omptarget-rs's CUDA plugin did not run it"; show_log "$log"
+    else
+      add PASS "$name" "$(secs "$t0" "$t1")" "$sum${dyn:+, $dyn}"
+    fi
+  done
+done
+
+# ---- benchmark ------------------------------------------------------------------
+bench_rows() { # LOG PREFIX: one table row per measurement line
+  while IFS= read -r line; do
+    case $line in
+      *" ratio "*" goal "*)
+        test=$(echo "$line" | sed -E 's/ +raw .*//')
+        detail=$(echo "$line" | sed -E 's/^.* raw +/raw /;s/ +(OK|MISS)$//;s/  +/ /g')
+        if [[ $line == *" OK" ]]; then add PASS "$2 $test" - "$detail"; else add MISS "$2 $test" - "$detail"; fi
+        ;;
+    esac
+  done < "$1"
+}
+if [ -x "$BENCH" ] && [ -e "$G/extra/empty.sm_90.cubin" ]; then
+  log=$W/logs/bench.log
+  t0=$(date +%s.%N)
+  timeout 300 "$BENCH" --image "$G/extra/empty.sm_90.cubin" >"$log" 2>&1
+  rc=$?
+  t1=$(date +%s.%N)
+  if [ $rc -eq 0 ]; then
+    add PASS "bench (cubin): ran" "$(secs "$t0" "$t1")" "$(head -n1 "$log")"
+    bench_rows "$log" bench
+  else
+    add FAIL "bench (cubin)" "$(secs "$t0" "$t1")" "exit $rc"; show_log "$log"
+  fi
+else
+  add skipped "bench (cubin)" - "not carried ($BENCH, $G/extra/empty.sm_90.cubin)"
+fi
+if [ "$MOCK" = 1 ]; then
+  add skipped "bench --quick (PTX JIT path)" - "mock-cuda has no PTX JIT"
+elif [ -x "$BENCH" ]; then
+  log=$W/logs/bench-ptx.log
+  t0=$(date +%s.%N)
+  timeout 120 "$BENCH" --quick >"$log" 2>&1
+  rc=$?
+  t1=$(date +%s.%N)
+  if [ $rc -eq 0 ] && grep -q '^launch+sync' "$log"; then
+    add PASS "bench --quick (PTX JIT path)" "$(secs "$t0" "$t1")" "$(grep '^launch+sync' "$log" | sed -E 's/^launch\+sync \(empty kernel\) +//;s/  +/ /g')"
+  else
+    add FAIL "bench --quick (PTX JIT path)" "$(secs "$t0" "$t1")" "exit $rc"; show_log "$log"
+  fi
+else
+  add skipped "bench --quick (PTX JIT path)" - "not carried ($BENCH)"
+fi
+
+printf '%-7s %-44s %8s  %s\n' RESULT TEST TIME DETAIL
+printf '%s\n' "${rows[@]}"
+echo "$np passed, $nf failed, $nm missed, $ns skipped"
+[ "$nf" = 0 ] || exit 1
+[ "${STRICT_PERF:-0}" = 1 ] && [ "$nm" != 0 ] && exit 1
+exit 0
