@@ -286,17 +286,17 @@ fn explicit_extension_is_rejected_and_leaves_table_unchanged() {
     // is an error ("explicit extension not allowed"); nothing changes.
     let dev = device(1);
     let buf = HostBuf::new(256);
-    begin(&dev, &[arg(&buf, 64, 32, TO)]).unwrap();
-    let before = entries_in(&dev, &buf);
+    begin(dev, &[arg(&buf, 64, 32, TO)]).unwrap();
+    let before = entries_in(dev, &buf);
     for (off, len) in [(48, 32), (80, 32), (32, 128), (95, 2)] {
         for extra in [0, TO, TO | FROM | ALWAYS, HOLD, PRESENT] {
-            let r = begin(&dev, &[arg(&buf, off, len, extra)]);
+            let r = begin(dev, &[arg(&buf, off, len, extra)]);
             assert!(r.is_err(), "explicit extension [{off}, +{len}) type {extra:#x} accepted");
-            assert_eq!(entries_in(&dev, &buf), before, "rejected extension changed the table");
+            assert_eq!(entries_in(dev, &buf), before, "rejected extension changed the table");
         }
     }
-    end(&dev, &[arg(&buf, 64, 32, 0)]).unwrap();
-    assert!(entries_in(&dev, &buf).is_empty());
+    end(dev, &[arg(&buf, 64, 32, 0)]).unwrap();
+    assert!(entries_in(dev, &buf).is_empty());
 }
 
 #[test]
@@ -305,13 +305,13 @@ fn implicit_extension_after_entry_reuses_it() {
     // is served silently from the existing entry (count incremented).
     let dev = device(1);
     let buf = HostBuf::new(256);
-    begin(&dev, &[arg(&buf, 64, 32, TO)]).unwrap();
-    begin(&dev, &[arg(&buf, 80, 64, TO | IMPLICIT)]).unwrap();
-    assert_eq!(entries_in(&dev, &buf), vec![(64, 96, 2, 0)]);
-    end(&dev, &[arg(&buf, 80, 64, IMPLICIT)]).unwrap();
-    assert_eq!(entries_in(&dev, &buf), vec![(64, 96, 1, 0)]);
-    end(&dev, &[arg(&buf, 64, 32, 0)]).unwrap();
-    assert!(entries_in(&dev, &buf).is_empty());
+    begin(dev, &[arg(&buf, 64, 32, TO)]).unwrap();
+    begin(dev, &[arg(&buf, 80, 64, TO | IMPLICIT)]).unwrap();
+    assert_eq!(entries_in(dev, &buf), vec![(64, 96, 2, 0)]);
+    end(dev, &[arg(&buf, 80, 64, IMPLICIT)]).unwrap();
+    assert_eq!(entries_in(dev, &buf), vec![(64, 96, 1, 0)]);
+    end(dev, &[arg(&buf, 64, 32, 0)]).unwrap();
+    assert!(entries_in(dev, &buf).is_empty());
 }
 
 #[test]
@@ -321,13 +321,13 @@ fn implicit_extension_before_entry_reuses_it() {
     // and an implicit exit (`must_contain` false) decrements it.
     let dev = device(1);
     let buf = HostBuf::new(256);
-    begin(&dev, &[arg(&buf, 64, 32, TO)]).unwrap();
-    begin(&dev, &[arg(&buf, 48, 32, IMPLICIT)]).unwrap();
-    assert_eq!(entries_in(&dev, &buf), vec![(64, 96, 2, 0)]);
-    end(&dev, &[arg(&buf, 48, 32, IMPLICIT)]).unwrap();
-    assert_eq!(entries_in(&dev, &buf), vec![(64, 96, 1, 0)]);
-    end(&dev, &[arg(&buf, 64, 32, 0)]).unwrap();
-    assert!(entries_in(&dev, &buf).is_empty());
+    begin(dev, &[arg(&buf, 64, 32, TO)]).unwrap();
+    begin(dev, &[arg(&buf, 48, 32, IMPLICIT)]).unwrap();
+    assert_eq!(entries_in(dev, &buf), vec![(64, 96, 2, 0)]);
+    end(dev, &[arg(&buf, 48, 32, IMPLICIT)]).unwrap();
+    assert_eq!(entries_in(dev, &buf), vec![(64, 96, 1, 0)]);
+    end(dev, &[arg(&buf, 64, 32, 0)]).unwrap();
+    assert!(entries_in(dev, &buf).is_empty());
 }
 
 #[test]
@@ -339,16 +339,16 @@ fn zero_length_section_between_base_and_begin_is_contained() {
     let dev = device(2);
     let buf = HostBuf::new(256);
     let mapped = MapArg::new(buf.addr() + 48, buf.addr() + 64, 32, MapType(TO), 0, 0);
-    begin(&dev, &[mapped]).unwrap();
+    begin(dev, &[mapped]).unwrap();
     let zero = MapArg::new(buf.addr() + 48, buf.addr() + 56, 0, MapType(TO), 0, 0);
-    begin(&dev, &[zero]).unwrap();
-    assert_eq!(entries_in(&dev, &buf), vec![(64, 96, 2, 0)]);
-    let r = data::get_tgt_ptr_begin(&dev, buf.addr() + 56, 0, false, false, true, false);
+    begin(dev, &[zero]).unwrap();
+    assert_eq!(entries_in(dev, &buf), vec![(64, 96, 2, 0)]);
+    let r = data::get_tgt_ptr_begin(dev, buf.addr() + 56, 0, false, false, true, false);
     let e = r.entry.expect("zero-length section inside [base, begin) is present");
     assert_eq!(r.tgt, e.tgt_begin.wrapping_sub(8), "device address of the base-relative position");
-    end(&dev, &[zero]).unwrap();
-    end(&dev, &[mapped]).unwrap();
-    assert!(entries_in(&dev, &buf).is_empty());
+    end(dev, &[zero]).unwrap();
+    end(dev, &[mapped]).unwrap();
+    assert!(entries_in(dev, &buf).is_empty());
 }
 
 #[test]
@@ -359,26 +359,26 @@ fn copy_back_only_when_last_or_always() {
     let buf = HostBuf::new(64);
     buf.write(0, &[1; 16]);
     let a = |ty| arg(&buf, 0, 16, ty);
-    begin(&dev, &[a(TO)]).unwrap();
-    begin(&dev, &[a(TO)]).unwrap(); // count 2, no second copy
-    write_device(&dev, &buf, 0, &[2; 16]);
-    end(&dev, &[a(FROM)]).unwrap(); // 2 -> 1: not last, no copy
+    begin(dev, &[a(TO)]).unwrap();
+    begin(dev, &[a(TO)]).unwrap(); // count 2, no second copy
+    write_device(dev, &buf, 0, &[2; 16]);
+    end(dev, &[a(FROM)]).unwrap(); // 2 -> 1: not last, no copy
     assert_eq!(buf.read()[..16], [1; 16]);
-    end(&dev, &[a(FROM | ALWAYS)]).unwrap_or_else(|e| panic!("{e}")); // 1 -> 0 anyway; copies
+    end(dev, &[a(FROM | ALWAYS)]).unwrap_or_else(|e| panic!("{e}")); // 1 -> 0 anyway; copies
     assert_eq!(buf.read()[..16], [2; 16]);
-    assert!(entries_in(&dev, &buf).is_empty());
+    assert!(entries_in(dev, &buf).is_empty());
 
-    begin(&dev, &[a(TO)]).unwrap();
-    begin(&dev, &[a(TO)]).unwrap();
-    write_device(&dev, &buf, 0, &[3; 16]);
-    end(&dev, &[a(FROM | ALWAYS)]).unwrap(); // 2 -> 1 with ALWAYS: copies, stays
+    begin(dev, &[a(TO)]).unwrap();
+    begin(dev, &[a(TO)]).unwrap();
+    write_device(dev, &buf, 0, &[3; 16]);
+    end(dev, &[a(FROM | ALWAYS)]).unwrap(); // 2 -> 1 with ALWAYS: copies, stays
     assert_eq!(buf.read()[..16], [3; 16]);
-    assert_eq!(entries_in(&dev, &buf), vec![(0, 16, 1, 0)]);
-    begin(&dev, &[a(TO)]).unwrap(); // 1 -> 2
-    write_device(&dev, &buf, 0, &[4; 16]);
-    end(&dev, &[a(FROM | DELETE)]).unwrap(); // reset to 1, then 0: copies and removes
+    assert_eq!(entries_in(dev, &buf), vec![(0, 16, 1, 0)]);
+    begin(dev, &[a(TO)]).unwrap(); // 1 -> 2
+    write_device(dev, &buf, 0, &[4; 16]);
+    end(dev, &[a(FROM | DELETE)]).unwrap(); // reset to 1, then 0: copies and removes
     assert_eq!(buf.read()[..16], [4; 16]);
-    assert!(entries_in(&dev, &buf).is_empty());
+    assert!(entries_in(dev, &buf).is_empty());
 }
 
 #[test]
@@ -388,16 +388,16 @@ fn hold_count_keeps_entry_alive() {
     let dev = device(2);
     let buf = HostBuf::new(64);
     let a = |ty| arg(&buf, 8, 8, ty);
-    begin(&dev, &[a(TO | HOLD)]).unwrap();
-    assert_eq!(entries_in(&dev, &buf), vec![(8, 16, 0, 1)]);
-    begin(&dev, &[a(TO)]).unwrap();
-    assert_eq!(entries_in(&dev, &buf), vec![(8, 16, 1, 1)]);
-    end(&dev, &[a(FROM | DELETE)]).unwrap();
-    assert_eq!(entries_in(&dev, &buf), vec![(8, 16, 0, 1)], "hold count keeps the entry");
-    end(&dev, &[a(0)]).unwrap();
-    assert_eq!(entries_in(&dev, &buf), vec![(8, 16, 0, 1)], "dynamic count never underflows");
-    end(&dev, &[a(HOLD)]).unwrap();
-    assert!(entries_in(&dev, &buf).is_empty());
+    begin(dev, &[a(TO | HOLD)]).unwrap();
+    assert_eq!(entries_in(dev, &buf), vec![(8, 16, 0, 1)]);
+    begin(dev, &[a(TO)]).unwrap();
+    assert_eq!(entries_in(dev, &buf), vec![(8, 16, 1, 1)]);
+    end(dev, &[a(FROM | DELETE)]).unwrap();
+    assert_eq!(entries_in(dev, &buf), vec![(8, 16, 0, 1)], "hold count keeps the entry");
+    end(dev, &[a(0)]).unwrap();
+    assert_eq!(entries_in(dev, &buf), vec![(8, 16, 0, 1)], "dynamic count never underflows");
+    end(dev, &[a(HOLD)]).unwrap();
+    assert!(entries_in(dev, &buf).is_empty());
 }
 
 #[test]
@@ -407,12 +407,12 @@ fn missing_present_data_is_an_error_everywhere() {
     // of unmapped data are silently ignored.
     let dev = device(3);
     let buf = HostBuf::new(64);
-    assert!(begin(&dev, &[arg(&buf, 0, 8, TO | PRESENT)]).is_err());
-    assert!(end(&dev, &[arg(&buf, 0, 8, FROM | PRESENT)]).is_err());
-    assert!(update(&dev, &[arg(&buf, 0, 8, TO | PRESENT)]).is_err());
-    assert!(end(&dev, &[arg(&buf, 0, 8, FROM)]).is_ok());
-    assert!(update(&dev, &[arg(&buf, 0, 8, FROM)]).is_ok());
-    assert!(entries_in(&dev, &buf).is_empty());
+    assert!(begin(dev, &[arg(&buf, 0, 8, TO | PRESENT)]).is_err());
+    assert!(end(dev, &[arg(&buf, 0, 8, FROM | PRESENT)]).is_err());
+    assert!(update(dev, &[arg(&buf, 0, 8, TO | PRESENT)]).is_err());
+    assert!(end(dev, &[arg(&buf, 0, 8, FROM)]).is_ok());
+    assert!(update(dev, &[arg(&buf, 0, 8, FROM)]).is_ok());
+    assert!(entries_in(dev, &buf).is_empty());
 }
 
 // ---------------------------------------------------------------------------
@@ -666,15 +666,15 @@ impl Harness {
             _ => {}
         }
         self.log.push(format!("{op:?}"));
-        let before = entries_in(&self.dev, &self.buf);
+        let before = entries_in(self.dev, &self.buf);
         match op {
             Op::Enter(args) | Op::RegionBegin(args) => {
                 let want = self.model.begin(&args);
-                let got = begin(&self.dev, &self.map_args(&args));
+                let got = begin(self.dev, &self.map_args(&args));
                 if want.is_ok() != got.is_ok() || got.as_ref().is_err_and(|e| e.starts_with("PANIC")) {
                     self.fail(format!("begin: model says {want:?}, runtime says {got:?}"));
                 }
-                if got.is_err() && args.len() == 1 && entries_in(&self.dev, &self.buf) != before {
+                if got.is_err() && args.len() == 1 && entries_in(self.dev, &self.buf) != before {
                     self.fail("a rejected map changed the table".into());
                 }
                 if is_region {
@@ -684,7 +684,7 @@ impl Harness {
             }
             Op::Exit(args) => {
                 let want = self.model.end(&args);
-                let got = end(&self.dev, &self.map_args(&args));
+                let got = end(self.dev, &self.map_args(&args));
                 if want.is_ok() != got.is_ok() || got.as_ref().is_err_and(|e| e.starts_with("PANIC")) {
                     self.fail(format!("end: model says {want:?}, runtime says {got:?}"));
                 }
@@ -693,14 +693,14 @@ impl Harness {
                 let mut args = self.regions.pop().expect("open region");
                 self.model.sanitize(&mut args);
                 let want = self.model.end(&args);
-                let got = end(&self.dev, &self.map_args(&args));
+                let got = end(self.dev, &self.map_args(&args));
                 if want.is_ok() != got.is_ok() || got.as_ref().is_err_and(|e| e.starts_with("PANIC")) {
                     self.fail(format!("region end: model says {want:?}, runtime says {got:?}"));
                 }
             }
             Op::Update(args) => {
                 let want = self.model.update(&args);
-                let got = update(&self.dev, &self.map_args(&args));
+                let got = update(self.dev, &self.map_args(&args));
                 if want.is_ok() != got.is_ok() || got.as_ref().is_err_and(|e| e.starts_with("PANIC")) {
                     self.fail(format!("update: model says {want:?}, runtime says {got:?}"));
                 }
@@ -712,7 +712,7 @@ impl Harness {
                 }
             }
             Op::DeviceWrite(off, bytes) => {
-                write_device(&self.dev, &self.buf, off, &bytes);
+                write_device(self.dev, &self.buf, off, &bytes);
                 let Found::Contained(i) = self.model.lookup(off, bytes.len()) else { self.fail("device write outside the model".into()) };
                 let e = &mut self.model.entries[i];
                 for (k, b) in bytes.iter().enumerate() {
@@ -778,7 +778,7 @@ impl Harness {
     /// Compares the runtime with the model and adopts bytes the model could
     /// not know (fresh device allocations).
     fn check(&mut self) {
-        let real = entries_in(&self.dev, &self.buf);
+        let real = entries_in(self.dev, &self.buf);
         let want: Vec<_> = self.model.entries.iter().map(|e| (e.begin, e.end, e.dyn_, e.hold)).collect();
         if real != want {
             self.fail(format!("table differs from model:\n runtime {real:?}\n model   {want:?}"));
@@ -810,7 +810,7 @@ impl Harness {
         }
         for i in 0..self.model.entries.len() {
             let (b, n) = (self.model.entries[i].begin, self.model.entries[i].end - self.model.entries[i].begin);
-            let bytes = device_bytes(&self.dev, &self.buf, b, n);
+            let bytes = device_bytes(self.dev, &self.buf, b, n);
             for (k, got) in bytes.iter().enumerate() {
                 match self.model.entries[i].dev[k] {
                     Some(w) if w != *got => self.fail(format!("device byte {} of entry at {b} is {got:#04x}, model says {w:#04x}", k)),
@@ -941,7 +941,7 @@ impl Harness {
                 self.apply(Op::Exit(vec![a.with(FROM)]));
             }
         }
-        let left = entries_in(&self.dev, &self.buf);
+        let left = entries_in(self.dev, &self.buf);
         if !left.is_empty() {
             self.fail(format!("balanced sequence left entries: {left:?}"));
         }

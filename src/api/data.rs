@@ -29,7 +29,7 @@ impl RawArgs {
     /// Each non-NULL array must hold `num` elements.
     pub(crate) unsafe fn read_into(&self, out: &mut data::ArgList) -> Result<()> {
         let n = usize::try_from(self.num).map_err(|_| OffloadError::InvalidArgument(format!("negative argument count {}", self.num)))?;
-        // SAFETY (all five): each array holds `n` elements by the caller's contract; NULL is checked.
+        // SAFETY: each array holds `n` elements by the caller's contract; NULL is checked.
         let bases = unsafe { ptr::slice(self.bases as *const usize, n, "ArgsBase")? };
         // SAFETY: as above.
         let begins = unsafe { ptr::slice(self.begins as *const usize, n, "Args")? };
@@ -100,13 +100,13 @@ unsafe fn target_data(name: &'static str, loc: *const ident_t, device_id: i64, r
         let rc = match op {
             DataOp::Begin => {
                 let mut st = data::BeginState::for_args(&args);
-                data::data_begin(rt, &dev, &mut args, false, &mut st).and_then(|_| data::process_attach(&dev, &st))
+                data::data_begin(rt, dev, &mut args, false, &mut st).and_then(|_| data::process_attach(dev, &st))
             }
             DataOp::End => {
                 let mut post = data::EndQueue::new();
-                data::data_end(&dev, &args, false, &mut post).and_then(|_| data::finish_end(&dev, post))
+                data::data_end(dev, &args, false, &mut post).and_then(|_| data::finish_end(dev, post))
             }
-            DataOp::Update => data::data_update(&dev, &args, false),
+            DataOp::Update => data::data_update(dev, &args, false),
         };
         if rc.is_ok() && op == DataOp::Begin {
             // SAFETY: same arrays as read above.

@@ -136,7 +136,7 @@ pub unsafe extern "C" fn __tgt_target_kernel(
         runtime::launch::print_args(
             dev.id,
             || format!("Entering OpenMP kernel at {} with {} arguments:", src.source(), req.args.len()),
-            &req.args,
+            req.args,
         );
         crate::debug!(
             "__tgt_target_kernel: region {:#x} on device {id}, version {}, {} args, teams {:?}, threads {:?}",
@@ -146,7 +146,7 @@ pub unsafe extern "C" fn __tgt_target_kernel(
             req.num_teams,
             req.thread_limit
         );
-        let rc = rt.launch(&dev, host_ptr as usize, &mut req);
+        let rc = rt.launch(dev, host_ptr as usize, &mut req);
         if let Ok(out) = &rc
             && req.version >= 2
         {

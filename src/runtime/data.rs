@@ -277,11 +277,11 @@ fn create_entry(dev: &Device, g: &GetTarget) -> Result<TargetPointer> {
         crate::debug!("device {}: new mapping host [{:#x}, +{}) -> {tgt:#x}", dev.id, g.begin, g.size);
         // Copy before other threads can see the entry, so a concurrent
         // region never reads a device buffer that is not filled yet.
-        if g.to {
-            if let Err(err) = submit(dev, tgt, g.begin, g.size, g.name) {
-                let _ = dev.free(alloc, AllocKind::Default);
-                return Err(err);
-            }
+        if g.to
+            && let Err(err) = submit(dev, tgt, g.begin, g.size, g.name)
+        {
+            let _ = dev.free(alloc, AllocKind::Default);
+            return Err(err);
         }
         map.insert(g.begin, e.clone());
         Ok(TargetPointer { tgt, entry: Some(e), is_new: true, is_host: false })
@@ -617,7 +617,7 @@ pub fn data_end(dev: &Device, args: &[MapArg], from_mapper: bool, post: &mut End
         if t.any(MapType::FROM) && (t.any(MapType::ALWAYS) || r.is_last) && size != 0 {
             retrieve(dev, a.begin, r.tgt, size, a.name)?;
         }
-        post.push(EndItem { entry, from: t.any(MapType::FROM), may_delete: !(member && !ptr_and_obj) });
+        post.push(EndItem { entry, from: t.any(MapType::FROM), may_delete: !member || ptr_and_obj });
     }
     Ok(())
 }

@@ -76,6 +76,7 @@ impl Runtime {
     }
 
     /// `omp_target_memcpy`: returns 0 or -1.
+    #[allow(clippy::too_many_arguments)] // The OpenMP signature.
     pub fn target_memcpy(&self, dst: usize, src: usize, len: usize, dst_off: usize, src_off: usize, dst_dev: i64, src_dev: i64) -> i32 {
         if len == 0 {
             return 0;

@@ -182,7 +182,7 @@ pub(crate) mod tests {
         let strings_at = HEADER_SIZE + ENTRY_SIZE;
         let data_at = strings_at + 2 * 16;
         let mut data = Vec::new();
-        let mut off = |s: &str, data: &mut Vec<u8>| {
+        let off = |s: &str, data: &mut Vec<u8>| {
             let o = data_at + data.len();
             data.extend_from_slice(s.as_bytes());
             data.push(0);

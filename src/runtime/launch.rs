@@ -83,7 +83,7 @@ impl Runtime {
             params.push(u64::MAX);
         }
         if has_args {
-            let mut st = BeginState::for_args(&req.args);
+            let mut st = BeginState::for_args(req.args);
             data::data_begin(self, dev, req.args, false, &mut st)
                 .and_then(|_| data::process_attach(dev, &st))
                 .inspect_err(|_| {
@@ -107,7 +107,7 @@ impl Runtime {
             })?;
         if has_args {
             let mut post = data::EndQueue::new();
-            data::data_end(dev, &req.args, false, &mut post)
+            data::data_end(dev, req.args, false, &mut post)
                 .and_then(|_| data::finish_end(dev, post))
                 .inspect_err(|_| {
                     diag::report("Call to targetDataEnd failed, abort target.");

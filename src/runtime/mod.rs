@@ -22,6 +22,7 @@ use crate::env::config::info;
 use crate::env::diag::{self, Policy};
 use crate::error::{OffloadError, Result};
 use crate::plugins::Plugin;
+use crate::plugins::amdgpu::AmdgpuPlugin;
 use crate::plugins::cuda::CudaPlugin;
 use crate::plugins::host::HostPlugin;
 use device::Device;
@@ -63,7 +64,8 @@ impl Runtime {
         // plugin touches no driver.
         let host: &'static dyn Plugin = Box::leak(Box::new(HostPlugin::default()));
         let cuda: &'static dyn Plugin = Box::leak(Box::new(CudaPlugin::default()));
-        let plugins = vec![host, cuda];
+        let amdgpu: &'static dyn Plugin = Box::leak(Box::new(AmdgpuPlugin::default()));
+        let plugins = vec![host, cuda, amdgpu];
         Runtime {
             refcount: AtomicUsize::new(0),
             plugin_devices: Mutex::new(vec![None; plugins.len()]),
@@ -261,7 +263,7 @@ impl Runtime {
             .and_then(|i| self.devices.get(i))
             .ok_or_else(|| OffloadError::NoSuchDevice { device: id, available: self.devices.len() })?;
         if dev.generation() != self.generation.load(Ordering::Acquire) {
-            self.load_pending(&dev)?;
+            self.load_pending(dev)?;
         }
         Ok(dev)
     }
@@ -298,10 +300,7 @@ impl Runtime {
             let mut kernels = Vec::new();
             for e in lib.entries.iter().filter(|e| e.is_openmp() && !e.is_requires()) {
                 if e.is_global() {
-                    let tgt = dev.plugin.get_global(dev.plugin_device, handle, &e.name, e.size).map_err(|err| {
-                        diag::report(&format!("Failed to load symbol {}", e.name));
-                        err
-                    })?;
+                    let tgt = dev.plugin.get_global(dev.plugin_device, handle, &e.name, e.size).inspect_err(|_| diag::report(&format!("Failed to load symbol {}", e.name)))?;
                     if usm {
                         // The device reaches the host variable through its
                         // reference pointer: give it the host's value.
@@ -322,10 +321,7 @@ impl Runtime {
                         dev.table.insert(MapEntry::new_permanent(e.addr, e.size, tgt, name.as_ptr() as usize));
                     }
                 } else if e.addr != 0 {
-                    let k = dev.plugin.get_function(dev.plugin_device, handle, &e.name).map_err(|err| {
-                        diag::report(&format!("Failed to load kernel {}", e.name));
-                        err
-                    })?;
+                    let k = dev.plugin.get_function(dev.plugin_device, handle, &e.name).inspect_err(|_| diag::report(&format!("Failed to load kernel {}", e.name)))?;
                     kernels.push((e.addr, device::Kernel { handle: k, name: e.name.as_str().into() }));
                 }
             }

@@ -102,12 +102,12 @@ mod tests {
         for n in [9usize, 10] {
             let args: Vec<u64> = (1..=n as u64).collect();
             // SAFETY: `nine` takes nine u64 and ignores extras.
-            unsafe { call_kernel(nine as usize, &args) };
+            unsafe { call_kernel(nine as *const () as usize, &args) };
             let want: u64 = (1..=9u64).map(|k| k * k).sum();
             assert_eq!(SUM.load(Ordering::SeqCst), want, "n = {n}");
         }
         // SAFETY: `two` takes two u64.
-        unsafe { call_kernel(two as usize, &[4, 2]) };
+        unsafe { call_kernel(two as *const () as usize, &[4, 2]) };
         assert_eq!(SUM.load(Ordering::SeqCst), 42);
     }
 }
