@@ -10,6 +10,8 @@ cargo build --release
 bash c-tests/gpu-images.sh
 cargo test --release
 bash c-tests/run.sh
+# rustc's call sequences from the gpu-images x86-64 harnesses, on our runtime.
+bash c-tests/host-harness.sh
 # The CUDA plugin end to end against the CPU stand-in for libcuda.
 bash c-tests/cuda-mock.sh
 bash bench/run.sh --smoke
