@@ -5,6 +5,7 @@
 //! `u64`; the methods that touch host memory are `unsafe` and say what the
 //! caller must guarantee.
 
+pub mod amdgpu;
 pub mod cuda;
 pub mod host;
 
