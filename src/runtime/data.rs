@@ -235,8 +235,12 @@ fn get_target_pointer(rt: &Runtime, dev: &Device, g: &GetTarget) -> Result<Optio
         && !created
         && (tp.is_new || g.always)
     {
-        let attached_here = e.shadows.lock().iter().any(|s| s.host_ptr_addr == g.begin);
-        if !attached_here {
+        // A pointer inside the range that was attached to a device pointee
+        // (e.g. a struct member reached again through a mapper) must not be
+        // overwritten with its host value: skip the copy, as LLVM does.
+        let end = g.begin.saturating_add(g.size as usize);
+        let attached_inside = e.shadows.lock().iter().any(|s| s.host_ptr_addr >= g.begin && s.host_ptr_addr < end);
+        if !attached_inside {
             submit(dev, tp.tgt, g.begin, g.size, g.name)?;
         }
     }
@@ -388,7 +392,8 @@ pub fn data_begin(rt: &Runtime, dev: &Device, args: &mut [MapArg], from_mapper: 
                 base: a.base,
                 padding: 0,
                 size: 8,
-                name: a.name,
+                // LLVM looks the pointer up without a name ("unknown").
+                name: 0,
                 to: false,
                 always: false,
                 implicit,
@@ -467,19 +472,15 @@ pub fn process_attach(dev: &Device, st: &BeginState) -> Result<()> {
         if !(a.always || always_cfg || is_new(a.pointee_begin) || is_new(a.ptr_addr)) {
             continue;
         }
-        let Lookup::Contained(pointee) = dev.table.lookup(a.pointee_begin, 0) else { continue };
-        let Lookup::Contained(pointer_entry) = dev.table.lookup(a.ptr_addr, a.ptr_size) else { continue };
+        // Both lookups print LLVM's "Mapping exists ... (update suppressed)" lines.
+        let pointee = get_tgt_ptr_begin(dev, a.pointee_begin, 0, false, false, true, false);
+        if pointee.entry.is_none() {
+            continue;
+        }
+        let pointer = get_tgt_ptr_begin(dev, a.ptr_addr, a.ptr_size, false, false, true, false);
+        let Some(pointer_entry) = pointer.entry else { continue };
         let host_base = read_host_ptr(a.ptr_addr);
-        attach(
-            dev,
-            &pointer_entry,
-            a.ptr_addr,
-            pointer_entry.tgt_of(a.ptr_addr),
-            host_base,
-            a.pointee_begin,
-            pointee.tgt_of(a.pointee_begin),
-            a.ptr_size,
-        )
+        attach(dev, &pointer_entry, a.ptr_addr, pointer.tgt, host_base, a.pointee_begin, pointee.tgt, a.ptr_size)
         .inspect_err(|_| diag::report("Failed to process ATTACH entries."))?;
     }
     Ok(())
@@ -515,8 +516,18 @@ fn attach(
         shadows.push(shadow);
     }
     crate::debug!("attach: device pointer at {tgt_ptr_addr:#x} := {tgt_pointee_base:#x} (host {host_ptr_addr:#x})");
-    let _ = ptr_size; // Descriptors larger than a pointer (Fortran) keep their tail on the device.
-    dev.write_u64(tgt_ptr_addr, tgt_pointee_base).inspect_err(|_| diag::report("Failed to update pointer on device."))
+    let value = tgt_pointee_base;
+    diag::info(info::DATA_TRANSFER, dev.id, || {
+        format!(
+            "Copying data from host to device, HstPtr={}, TgtPtr={}, Size={}, Name={}",
+            ptr(&value as *const u64 as u64),
+            ptr(tgt_ptr_addr),
+            ptr_size.max(8),
+            name_of(pointer_entry.name)
+        )
+    });
+    // Descriptors larger than a pointer (Fortran) keep their tail on the device.
+    dev.write_u64(tgt_ptr_addr, value).inspect_err(|_| diag::report("Failed to update pointer on device."))
 }
 
 /// Result of `getTgtPtrBegin`.

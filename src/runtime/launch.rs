@@ -32,7 +32,9 @@ pub struct LaunchOutcome {
 }
 
 fn arg_kind(t: MapType, size: i64) -> &'static str {
-    if t.any(MapType::LITERAL) {
+    if t.any(MapType::ATTACH) {
+        "attach"
+    } else if t.any(MapType::LITERAL) {
         "firstprivate"
     } else if t.any(MapType::PRIVATE) {
         if t.any(MapType::TO) { "firstprivate" } else { "private" }
