@@ -155,7 +155,7 @@ fn refcount_str(c: u64) -> String {
 /// `Ok(None)` is LLVM's NULL result (message already printed).
 fn get_target_pointer(rt: &Runtime, dev: &Device, g: &GetTarget) -> Result<Option<TargetPointer>> {
     // Reuse decision and count update happen under the table's read lock.
-    let (found, reused) = dev.table.lookup_then(g.begin, g.size, |l| match l {
+    let (found, reused, seen) = dev.table.lookup_then_versioned(g.begin, g.size, |l| match l {
         Lookup::Contained(e) => Some(e.clone()),
         Lookup::Extends(e) if g.implicit => Some(e.clone()),
         _ => None,
@@ -224,7 +224,7 @@ fn get_target_pointer(rt: &Runtime, dev: &Device, g: &GetTarget) -> Result<Optio
         TargetPointer { tgt: g.begin as u64, entry: None, is_new: false, is_host: true }
     } else {
         created = true;
-        create_entry(dev, g)?
+        create_entry(dev, g, seen)?
     };
 
     // Data motion for reused entries that count as new, or `always`
@@ -252,9 +252,11 @@ fn get_target_pointer(rt: &Runtime, dev: &Device, g: &GetTarget) -> Result<Optio
 
 /// Allocates and inserts a new entry (under the table's write lock, so two
 /// threads mapping the same new range agree on one entry).
-fn create_entry(dev: &Device, g: &GetTarget) -> Result<TargetPointer> {
-    dev.table.with_write(|map| {
-        match super::mapping::lookup_in(map, g.begin, g.size) {
+fn create_entry(dev: &Device, g: &GetTarget, seen: u64) -> Result<TargetPointer> {
+    dev.table.with_write_since(seen, |map, unchanged| {
+        // Another thread may have mapped the range since our lookup.
+        let found = if unchanged { Lookup::NotFound } else { super::mapping::lookup_in(map, g.begin, g.size) };
+        match found {
             Lookup::Contained(e) => {
                 e.inc(g.hold);
                 return Ok(TargetPointer { tgt: e.tgt_of(g.begin), entry: Some(e), is_new: false, is_host: false });

@@ -123,7 +123,7 @@ impl Runtime {
     /// Builds one parameter per `TARGET_PARAM` entry (§5.1).
     fn kernel_params(&self, dev: &Device, req: &LaunchRequest<'_>, params: &mut smallvec::SmallVec<[u64; 16]>, privates: &mut Vec<u64>) -> Result<()> {
         // The parameter value produced for each entry (device base address).
-        let mut value_of: Vec<Option<u64>> = vec![None; req.args.len()];
+        let mut value_of: smallvec::SmallVec<[Option<u64>; 16]> = smallvec::smallvec![None; req.args.len()];
         for (i, a) in req.args.iter().enumerate() {
             let t = a.ty;
             if !t.any(MapType::TARGET_PARAM) {

@@ -143,6 +143,9 @@ impl Lookup {
 #[derive(Debug, Default)]
 pub struct MappingTable {
     map: RwLock<BTreeMap<usize, Arc<MapEntry>>>,
+    /// Bumped under the write lock by every change of the map, so a writer
+    /// can tell that nothing changed since its read-locked lookup.
+    version: AtomicU64,
 }
 
 /// The lookup rule of `lookupMapping` on an already-locked map.
@@ -197,21 +200,44 @@ impl MappingTable {
     /// held, so count changes made by `f` cannot race with a removal (which
     /// needs the write lock and re-checks the count).
     pub fn lookup_then<R>(&self, hp: usize, size: u64, f: impl FnOnce(&Lookup) -> R) -> (Lookup, R) {
+        let (l, r, _) = self.lookup_then_versioned(hp, size, f);
+        (l, r)
+    }
+
+    /// [`MappingTable::lookup_then`], also returning the table's version
+    /// at the time of the lookup (for [`MappingTable::with_write_since`]).
+    pub fn lookup_then_versioned<R>(&self, hp: usize, size: u64, f: impl FnOnce(&Lookup) -> R) -> (Lookup, R, u64) {
         let map = self.map.read();
+        let version = self.version.load(Ordering::Acquire);
         let l = lookup_in(&map, hp, size);
         let r = f(&l);
-        (l, r)
+        (l, r, version)
+    }
+
+    /// Runs `f` under the write lock; its second argument says whether the
+    /// map is unchanged since version `seen` (so a lookup done then still holds).
+    pub fn with_write_since<R>(&self, seen: u64, f: impl FnOnce(&mut BTreeMap<usize, Arc<MapEntry>>, bool) -> R) -> R {
+        let mut map = self.map.write();
+        let unchanged = self.version.load(Ordering::Acquire) == seen;
+        let r = f(&mut map, unchanged);
+        self.version.fetch_add(1, Ordering::AcqRel);
+        r
     }
 
     /// Runs `f` with the write lock held (entry creation and removal).
     pub fn with_write<R>(&self, f: impl FnOnce(&mut BTreeMap<usize, Arc<MapEntry>>) -> R) -> R {
-        f(&mut self.map.write())
+        let mut map = self.map.write();
+        let r = f(&mut map);
+        self.version.fetch_add(1, Ordering::AcqRel);
+        r
     }
 
     /// Inserts an entry that must not overlap any other.
     pub fn insert(&self, entry: MapEntry) -> Arc<MapEntry> {
         let e = Arc::new(entry);
-        self.map.write().insert(e.host_begin, e.clone());
+        let mut map = self.map.write();
+        map.insert(e.host_begin, e.clone());
+        self.version.fetch_add(1, Ordering::AcqRel);
         e
     }
 
@@ -222,6 +248,7 @@ impl MappingTable {
         match map.entry(entry.host_begin) {
             std::collections::btree_map::Entry::Occupied(o) if Arc::ptr_eq(o.get(), entry) && entry.total() == 0 => {
                 o.remove();
+                self.version.fetch_add(1, Ordering::AcqRel);
                 true
             }
             _ => false,
@@ -232,7 +259,10 @@ impl MappingTable {
     pub fn remove(&self, entry: &Arc<MapEntry>) -> bool {
         let mut map = self.map.write();
         match map.get(&entry.host_begin) {
-            Some(cur) if Arc::ptr_eq(cur, entry) => map.remove(&entry.host_begin).is_some(),
+            Some(cur) if Arc::ptr_eq(cur, entry) => {
+                self.version.fetch_add(1, Ordering::AcqRel);
+                map.remove(&entry.host_begin).is_some()
+            }
             _ => false,
         }
     }
