@@ -253,45 +253,55 @@ fn get_target_pointer(rt: &Runtime, dev: &Device, g: &GetTarget) -> Result<Optio
 /// Allocates and inserts a new entry (under the table's write lock, so two
 /// threads mapping the same new range agree on one entry).
 fn create_entry(dev: &Device, g: &GetTarget, seen: u64) -> Result<TargetPointer> {
-    dev.table.with_write_since(seen, |map, unchanged| {
+    // Allocate and fill the device copy before the entry exists: nobody else
+    // can see it yet, and the write lock below then only guards the insert.
+    let alloc = dev.alloc(g.padding + g.size, AllocKind::Default)?;
+    let tgt = alloc + g.padding;
+    // LLVM's order of INFO lines: the creation, then the copy.
+    diag::info(info::MAPPING_CHANGED, dev.id, || {
+        format!(
+            "Creating new map entry with HstPtrBase={}, HstPtrBegin={}, TgtAllocBegin={}, TgtPtrBegin={}, Size={}, DynRefCount={}, HoldRefCount={}, Name={}",
+            ptr(g.base as u64),
+            ptr(g.begin as u64),
+            ptr(alloc),
+            ptr(tgt),
+            g.size,
+            u8::from(!g.hold),
+            u8::from(g.hold),
+            name_of(g.name)
+        )
+    });
+    if g.to
+        && let Err(err) = submit(dev, tgt, g.begin, g.size, g.name)
+    {
+        let _ = dev.free(alloc, AllocKind::Default);
+        return Err(err);
+    }
+    // Ok(Ok(entry)): ours was inserted; Ok(Err(tp)): another thread's wins.
+    let outcome: Result<std::result::Result<Arc<MapEntry>, TargetPointer>> = dev.table.with_write_since(seen, |map, unchanged| {
         // Another thread may have mapped the range since our lookup.
         let found = if unchanged { Lookup::NotFound } else { super::mapping::lookup_in(map, g.begin, g.size) };
         match found {
             Lookup::Contained(e) => {
                 e.inc(g.hold);
-                return Ok(TargetPointer { tgt: e.tgt_of(g.begin), entry: Some(e), is_new: false, is_host: false });
+                return Ok(Err(TargetPointer { tgt: e.tgt_of(g.begin), entry: Some(e), is_new: false, is_host: false }));
             }
             Lookup::Extends(_) => return Err(OffloadError::Mapping("concurrent conflicting mapping".into())),
             Lookup::NotFound => {}
         }
-        let alloc = dev.alloc(g.padding + g.size, AllocKind::Default)?;
-        let tgt = alloc + g.padding;
         let e = Arc::new(MapEntry::new(g.base, g.begin, g.size, alloc, tgt, g.name, g.hold));
-        diag::info(info::MAPPING_CHANGED, dev.id, || {
-            format!(
-                "Creating new map entry with HstPtrBase={}, HstPtrBegin={}, TgtAllocBegin={}, TgtPtrBegin={}, Size={}, DynRefCount={}, HoldRefCount={}, Name={}",
-                ptr(g.base as u64),
-                ptr(g.begin as u64),
-                ptr(alloc),
-                ptr(tgt),
-                g.size,
-                e.dyn_count(),
-                e.hold_count(),
-                name_of(g.name)
-            )
-        });
         crate::debug!("device {}: new mapping host [{:#x}, +{}) -> {tgt:#x}", dev.id, g.begin, g.size);
-        // Copy before other threads can see the entry, so a concurrent
-        // region never reads a device buffer that is not filled yet.
-        if g.to
-            && let Err(err) = submit(dev, tgt, g.begin, g.size, g.name)
-        {
-            let _ = dev.free(alloc, AllocKind::Default);
-            return Err(err);
-        }
         map.insert(g.begin, e.clone());
-        Ok(TargetPointer { tgt, entry: Some(e), is_new: true, is_host: false })
-    })
+        Ok(Ok(e))
+    });
+    match outcome {
+        Ok(Ok(e)) => Ok(TargetPointer { tgt, entry: Some(e), is_new: true, is_host: false }),
+        // Another thread mapped the range first (or conflicts): drop ours.
+        other => {
+            let _ = dev.free(alloc, AllocKind::Default);
+            other.map(|r| r.expect_err("invariant: Ok(Ok) handled above"))
+        }
+    }
 }
 
 fn present_missing(begin: usize, size: u64) {

@@ -33,10 +33,12 @@ impl std::hash::Hasher for AddrHasher {
 pub type AddrHash = std::hash::BuildHasherDefault<AddrHasher>;
 
 /// A kernel resolved on this device.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Copy)]
 pub struct Kernel {
     pub handle: KernelHandle,
-    pub name: Arc<str>,
+    /// Leaked once per kernel and device: launches copy it without
+    /// touching a shared reference count.
+    pub name: &'static str,
 }
 
 /// A device with a user device number.

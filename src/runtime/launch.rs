@@ -102,7 +102,7 @@ impl Runtime {
             tripcount: req.tripcount,
         };
         dev.plugin
-            .launch(dev.plugin_device, kernel.handle, &kernel.name, &params, &dims)
+            .launch(dev.plugin_device, kernel.handle, kernel.name, &params, &dims)
             .inspect_err(|e| {
                 diag::report(&e.to_string());
                 diag::report("Executing target region abort target.");

@@ -322,7 +322,7 @@ impl Runtime {
                     }
                 } else if e.addr != 0 {
                     let k = dev.plugin.get_function(dev.plugin_device, handle, &e.name).inspect_err(|_| diag::report(&format!("Failed to load kernel {}", e.name)))?;
-                    kernels.push((e.addr, device::Kernel { handle: k, name: e.name.as_str().into() }));
+                    kernels.push((e.addr, device::Kernel { handle: k, name: Box::leak(e.name.clone().into_boxed_str()) }));
                 }
             }
             crate::debug!("device {}: loaded image {index} of library {:#x}, {} kernels", dev.id, lib.key, kernels.len());
