@@ -8,7 +8,7 @@
 
 use super::Runtime;
 use super::device::Device;
-use super::mapping::{Lookup, MapEntry, Shadow};
+use super::mapping::{Insert, Lookup, MapEntry, Seen, Shadow};
 use crate::abi::MapType;
 use crate::env::config::info;
 use crate::env::diag::{self, ptr};
@@ -252,7 +252,7 @@ fn get_target_pointer(rt: &Runtime, dev: &Device, g: &GetTarget) -> Result<Optio
 
 /// Allocates and inserts a new entry (under the table's write lock, so two
 /// threads mapping the same new range agree on one entry).
-fn create_entry(dev: &Device, g: &GetTarget, seen: u64) -> Result<TargetPointer> {
+fn create_entry(dev: &Device, g: &GetTarget, seen: Seen) -> Result<TargetPointer> {
     // Allocate and fill the device copy before the entry exists: nobody else
     // can see it yet, and the write lock below then only guards the insert.
     let alloc = dev.alloc(g.padding + g.size, AllocKind::Default)?;
@@ -277,29 +277,32 @@ fn create_entry(dev: &Device, g: &GetTarget, seen: u64) -> Result<TargetPointer>
         let _ = dev.free(alloc, AllocKind::Default);
         return Err(err);
     }
-    // Ok(Ok(entry)): ours was inserted; Ok(Err(tp)): another thread's wins.
-    let outcome: Result<std::result::Result<Arc<MapEntry>, TargetPointer>> = dev.table.with_write_since(seen, |map, unchanged| {
-        // Another thread may have mapped the range since our lookup.
-        let found = if unchanged { Lookup::NotFound } else { super::mapping::lookup_in(map, g.begin, g.size) };
-        match found {
-            Lookup::Contained(e) => {
+    let outcome = dev.table.insert_unless_mapped(
+        seen,
+        g.base,
+        g.begin,
+        g.size,
+        || MapEntry::new(g.base, g.begin, g.size, alloc, tgt, g.name, g.hold),
+        // Another thread mapped the range since our lookup: take a reference
+        // while the locks are held.
+        |found| {
+            if let Lookup::Contained(e) = found {
                 e.inc(g.hold);
-                return Ok(Err(TargetPointer { tgt: e.tgt_of(g.begin), entry: Some(e), is_new: false, is_host: false }));
             }
-            Lookup::Extends(_) => return Err(OffloadError::Mapping("concurrent conflicting mapping".into())),
-            Lookup::NotFound => {}
-        }
-        let e = Arc::new(MapEntry::new(g.base, g.begin, g.size, alloc, tgt, g.name, g.hold));
-        crate::debug!("device {}: new mapping host [{:#x}, +{}) -> {tgt:#x}", dev.id, g.begin, g.size);
-        map.insert(g.begin, e.clone());
-        Ok(Ok(e))
-    });
+        },
+    );
     match outcome {
-        Ok(Ok(e)) => Ok(TargetPointer { tgt, entry: Some(e), is_new: true, is_host: false }),
-        // Another thread mapped the range first (or conflicts): drop ours.
-        other => {
+        Insert::Inserted(e) => {
+            crate::debug!("device {}: new mapping host [{:#x}, +{}) -> {tgt:#x}", dev.id, g.begin, g.size);
+            Ok(TargetPointer { tgt, entry: Some(e), is_new: true, is_host: false })
+        }
+        Insert::Found(found) => {
+            // Ours is not needed.
             let _ = dev.free(alloc, AllocKind::Default);
-            other.map(|r| r.expect_err("invariant: Ok(Ok) handled above"))
+            match found {
+                Lookup::Contained(e) => Ok(TargetPointer { tgt: e.tgt_of(g.begin), entry: Some(e), is_new: false, is_host: false }),
+                _ => Err(OffloadError::Mapping("concurrent conflicting mapping".into())),
+            }
         }
     }
 }

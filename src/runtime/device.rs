@@ -51,6 +51,8 @@ pub struct Device {
     pub table: MappingTable,
     /// Region id → kernel, for every loaded library.
     pub(super) kernels: RwLock<HashMap<usize, Kernel, AddrHash>>,
+    /// Bumped after every change of `kernels`; validates per-thread caches.
+    pub(super) kernels_version: AtomicU64,
     /// Keys of the libraries whose image is loaded here.
     pub(super) loaded_libs: Mutex<HashSet<usize>>,
     /// Registry generation this device has caught up with (lazy loading).
@@ -71,6 +73,7 @@ impl Device {
             plugin_device,
             table: MappingTable::default(),
             kernels: RwLock::new(HashMap::default()),
+            kernels_version: AtomicU64::new(0),
             loaded_libs: Mutex::new(HashSet::new()),
             loaded_generation: AtomicU64::new(0),
         }
@@ -78,7 +81,32 @@ impl Device {
 
     /// The kernel for a region id, if its library is loaded here.
     pub fn kernel(&self, region_id: usize) -> Option<Kernel> {
-        self.kernels.read().get(&region_id).cloned()
+        // Every launch looks its kernel up; a small per-thread cache keeps
+        // concurrent launches off the shared lock word (reads of the
+        // version counter do not move its cache line between cores).
+        const SLOTS: usize = 8;
+        type Slot = Option<(usize, usize, u64, Kernel)>;
+        thread_local! {
+            static CACHE: std::cell::Cell<[Slot; SLOTS]> = const { std::cell::Cell::new([None; SLOTS]) };
+        }
+        let dev_key = self as *const Device as usize;
+        let version = self.kernels_version.load(Ordering::Acquire);
+        let slot = (region_id ^ (region_id >> 7) ^ dev_key >> 4) % SLOTS;
+        let cached = CACHE.with(|c| c.get()[slot]);
+        if let Some((d, r, v, k)) = cached
+            && d == dev_key
+            && r == region_id
+            && v == version
+        {
+            return Some(k);
+        }
+        let k = self.kernels.read().get(&region_id).copied()?;
+        CACHE.with(|c| {
+            let mut all = c.get();
+            all[slot] = Some((dev_key, region_id, version, k));
+            c.set(all);
+        });
+        Some(k)
     }
 
     pub fn alloc(&self, size: u64, kind: AllocKind) -> Result<u64> {

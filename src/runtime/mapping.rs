@@ -139,13 +139,55 @@ impl Lookup {
     }
 }
 
-/// One device's mapping table.
+/// Granule of the host address space a shard is chosen by (1 MiB).
+const GRANULE_BITS: u32 = 20;
+/// Number of shards of one device's table.
+const SHARDS: usize = 16;
+
+/// One shard: the entries whose host footprint touches the shard's granules.
 #[derive(Debug, Default)]
-pub struct MappingTable {
+#[repr(align(128))] // Own cache lines: threads on different shards never share a lock word.
+struct Shard {
     map: RwLock<BTreeMap<usize, Arc<MapEntry>>>,
     /// Bumped under the write lock by every change of the map, so a writer
     /// can tell that nothing changed since its read-locked lookup.
     version: AtomicU64,
+}
+
+/// One device's mapping table, sharded by host address so that threads
+/// mapping unrelated memory (their own stacks, their own buffers) take
+/// different locks.
+///
+/// An entry is stored in every shard whose granules its footprint
+/// `[min(base, begin), end)` touches (all shards when it spans as many
+/// granules as there are shards). A lookup of `[hp, hp+size)` therefore
+/// finds every entry that overlaps the range, or holds `hp` between its
+/// base and begin, in the shards of the range's own granules.
+#[derive(Debug, Default)]
+pub struct MappingTable {
+    shards: [Shard; SHARDS],
+}
+
+/// The shards (as a bit mask) touched by the host range `[lo, hi)`.
+fn shard_mask(lo: usize, hi: usize) -> u32 {
+    let first = lo >> GRANULE_BITS;
+    let last = hi.max(lo + 1).saturating_sub(1) >> GRANULE_BITS;
+    if last - first >= SHARDS - 1 {
+        return (1u32 << SHARDS) - 1;
+    }
+    (first..=last).fold(0, |m, g| m | 1 << (g % SHARDS))
+}
+
+fn entry_mask(e: &MapEntry) -> u32 {
+    shard_mask(e.host_base.min(e.host_begin), e.host_end)
+}
+
+fn query_mask(hp: usize, size: u64) -> u32 {
+    shard_mask(hp, hp.saturating_add(size as usize))
+}
+
+fn shard_indices(mask: u32) -> impl Iterator<Item = usize> {
+    (0..SHARDS).filter(move |i| mask & (1 << i) != 0)
 }
 
 /// The lookup rule of `lookupMapping` on an already-locked map.
@@ -190,93 +232,153 @@ pub fn lookup_in(map: &BTreeMap<usize, Arc<MapEntry>>, hp: usize, size: u64) -> 
     Lookup::NotFound
 }
 
+/// Combines the lookups of several shards (a range over several granules):
+/// a containing entry wins, then the overlap found in the shard of `hp`.
+fn lookup_shards<'a>(maps: impl Iterator<Item = &'a BTreeMap<usize, Arc<MapEntry>>>, hp: usize, size: u64) -> Lookup {
+    let mut result = Lookup::NotFound;
+    for map in maps {
+        match lookup_in(map, hp, size) {
+            l @ Lookup::Contained(_) => return l,
+            l @ Lookup::Extends(_) if matches!(result, Lookup::NotFound) => result = l,
+            _ => {}
+        }
+    }
+    result
+}
+
+/// A version stamp from a read-locked lookup: the shard and its version,
+/// when the range lay in one shard.
+#[derive(Debug, Clone, Copy)]
+pub struct Seen(Option<(usize, u64)>);
+
+/// Outcome of [`MappingTable::insert_unless_mapped`].
+#[derive(Debug)]
+pub enum Insert {
+    Inserted(Arc<MapEntry>),
+    /// The range was mapped meanwhile (or overlaps): the lookup result.
+    Found(Lookup),
+}
+
 impl MappingTable {
-    /// Finds the entry for `[hp, hp+size)` (read lock only).
+    /// Finds the entry for `[hp, hp+size)` (read locks only).
     pub fn lookup(&self, hp: usize, size: u64) -> Lookup {
-        lookup_in(&self.map.read(), hp, size)
+        self.lookup_then(hp, size, |_| ()).0
     }
 
-    /// Finds the entry and runs `f` on the result while the read lock is
+    /// Finds the entry and runs `f` on the result while the read locks are
     /// held, so count changes made by `f` cannot race with a removal (which
-    /// needs the write lock and re-checks the count).
+    /// needs the write locks and re-checks the count).
     pub fn lookup_then<R>(&self, hp: usize, size: u64, f: impl FnOnce(&Lookup) -> R) -> (Lookup, R) {
         let (l, r, _) = self.lookup_then_versioned(hp, size, f);
         (l, r)
     }
 
-    /// [`MappingTable::lookup_then`], also returning the table's version
-    /// at the time of the lookup (for [`MappingTable::with_write_since`]).
-    pub fn lookup_then_versioned<R>(&self, hp: usize, size: u64, f: impl FnOnce(&Lookup) -> R) -> (Lookup, R, u64) {
-        let map = self.map.read();
-        let version = self.version.load(Ordering::Acquire);
-        let l = lookup_in(&map, hp, size);
+    /// [`MappingTable::lookup_then`], also returning a version stamp for
+    /// [`MappingTable::insert_unless_mapped`].
+    pub fn lookup_then_versioned<R>(&self, hp: usize, size: u64, f: impl FnOnce(&Lookup) -> R) -> (Lookup, R, Seen) {
+        let mask = query_mask(hp, size);
+        if mask.count_ones() == 1 {
+            let i = mask.trailing_zeros() as usize;
+            let shard = &self.shards[i];
+            let map = shard.map.read();
+            let version = shard.version.load(Ordering::Acquire);
+            let l = lookup_in(&map, hp, size);
+            let r = f(&l);
+            return (l, r, Seen(Some((i, version))));
+        }
+        let guards: Vec<_> = shard_indices(mask).map(|i| self.shards[i].map.read()).collect();
+        let l = lookup_shards(guards.iter().map(|g| &**g), hp, size);
         let r = f(&l);
-        (l, r, version)
+        (l, r, Seen(None))
     }
 
-    /// Runs `f` under the write lock; its second argument says whether the
-    /// map is unchanged since version `seen` (so a lookup done then still holds).
-    pub fn with_write_since<R>(&self, seen: u64, f: impl FnOnce(&mut BTreeMap<usize, Arc<MapEntry>>, bool) -> R) -> R {
-        let mut map = self.map.write();
-        let unchanged = self.version.load(Ordering::Acquire) == seen;
-        let r = f(&mut map, unchanged);
-        self.version.fetch_add(1, Ordering::AcqRel);
-        r
-    }
-
-    /// Runs `f` with the write lock held (entry creation and removal).
-    pub fn with_write<R>(&self, f: impl FnOnce(&mut BTreeMap<usize, Arc<MapEntry>>) -> R) -> R {
-        let mut map = self.map.write();
-        let r = f(&mut map);
-        self.version.fetch_add(1, Ordering::AcqRel);
-        r
+    /// Inserts the entry `make()` builds for `[begin, begin+size)` unless the
+    /// range got mapped since the lookup stamped `seen`; then `on_found` runs
+    /// on that lookup while the locks are held (to take a reference).
+    pub fn insert_unless_mapped(
+        &self,
+        seen: Seen,
+        base: usize,
+        begin: usize,
+        size: u64,
+        make: impl FnOnce() -> MapEntry,
+        on_found: impl FnOnce(&Lookup),
+    ) -> Insert {
+        let end = begin.saturating_add(size as usize);
+        let mask = shard_mask(base.min(begin), end);
+        let mut guards: Vec<_> = shard_indices(mask).map(|i| (i, self.shards[i].map.write())).collect();
+        let unchanged = match seen.0 {
+            Some((i, v)) => mask == 1 << i && self.shards[i].version.load(Ordering::Acquire) == v,
+            None => false,
+        };
+        if !unchanged {
+            let qmask = query_mask(begin, size);
+            let found = lookup_shards(guards.iter().filter(|(i, _)| qmask & (1 << i) != 0).map(|(_, g)| &**g), begin, size);
+            if !matches!(found, Lookup::NotFound) {
+                on_found(&found);
+                return Insert::Found(found);
+            }
+        }
+        let e = Arc::new(make());
+        for (i, map) in guards.iter_mut() {
+            map.insert(e.host_begin, e.clone());
+            self.shards[*i].version.fetch_add(1, Ordering::AcqRel);
+        }
+        Insert::Inserted(e)
     }
 
     /// Inserts an entry that must not overlap any other.
     pub fn insert(&self, entry: MapEntry) -> Arc<MapEntry> {
         let e = Arc::new(entry);
-        let mut map = self.map.write();
-        map.insert(e.host_begin, e.clone());
-        self.version.fetch_add(1, Ordering::AcqRel);
+        for i in shard_indices(entry_mask(&e)) {
+            self.shards[i].map.write().insert(e.host_begin, e.clone());
+            self.shards[i].version.fetch_add(1, Ordering::AcqRel);
+        }
         e
+    }
+
+    /// Removes `entry` from every shard (locks taken in shard order) when
+    /// `keep` allows it and it is still in the table.
+    fn remove_when(&self, entry: &Arc<MapEntry>, ok: impl FnOnce() -> bool) -> bool {
+        let mut guards: Vec<_> = shard_indices(entry_mask(entry)).map(|i| (i, self.shards[i].map.write())).collect();
+        let present = guards.first().is_some_and(|(_, m)| m.get(&entry.host_begin).is_some_and(|cur| Arc::ptr_eq(cur, entry)));
+        if !present || !ok() {
+            return false;
+        }
+        for (i, map) in guards.iter_mut() {
+            map.remove(&entry.host_begin);
+            self.shards[*i].version.fetch_add(1, Ordering::AcqRel);
+        }
+        true
     }
 
     /// Removes `entry` if it is still in the table and its count is zero.
     /// Returns true when this call removed it.
     pub fn remove_if_unused(&self, entry: &Arc<MapEntry>) -> bool {
-        let mut map = self.map.write();
-        match map.entry(entry.host_begin) {
-            std::collections::btree_map::Entry::Occupied(o) if Arc::ptr_eq(o.get(), entry) && entry.total() == 0 => {
-                o.remove();
-                self.version.fetch_add(1, Ordering::AcqRel);
-                true
-            }
-            _ => false,
-        }
+        self.remove_when(entry, || entry.total() == 0)
     }
 
     /// Removes `entry` unconditionally (disassociation).
     pub fn remove(&self, entry: &Arc<MapEntry>) -> bool {
-        let mut map = self.map.write();
-        match map.get(&entry.host_begin) {
-            Some(cur) if Arc::ptr_eq(cur, entry) => {
-                self.version.fetch_add(1, Ordering::AcqRel);
-                map.remove(&entry.host_begin).is_some()
-            }
-            _ => false,
-        }
+        self.remove_when(entry, || true)
     }
 
     /// A snapshot of all entries in address order.
     pub fn snapshot(&self) -> Vec<Arc<MapEntry>> {
-        self.map.read().values().cloned().collect()
+        let mut all: BTreeMap<usize, Arc<MapEntry>> = BTreeMap::new();
+        for shard in &self.shards {
+            for (k, e) in shard.map.read().iter() {
+                all.insert(*k, e.clone());
+            }
+        }
+        all.into_values().collect()
     }
 
     pub fn len(&self) -> usize {
-        self.map.read().len()
+        self.snapshot().len()
     }
     pub fn is_empty(&self) -> bool {
-        self.map.read().is_empty()
+        self.shards.iter().all(|s| s.map.read().is_empty())
     }
 }
 

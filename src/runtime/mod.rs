@@ -226,6 +226,8 @@ impl Runtime {
                         dev.table.remove(m);
                     }
                 }
+                drop(kernels);
+                dev.kernels_version.fetch_add(1, Ordering::AcqRel);
             }
             crate::debug!("unregistered library {key:#x}");
         }
@@ -332,6 +334,7 @@ impl Runtime {
                 }
             }
             dev.kernels.write().extend(kernels);
+            dev.kernels_version.fetch_add(1, Ordering::AcqRel);
             dev.loaded_libs.lock().insert(lib.key);
         }
         dev.loaded_generation.store(generation, Ordering::Release);
