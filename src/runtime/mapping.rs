@@ -286,7 +286,7 @@ impl MappingTable {
             let r = f(&l);
             return (l, r, Seen(Some((i, version))));
         }
-        let guards: Vec<_> = shard_indices(mask).map(|i| self.shards[i].map.read()).collect();
+        let guards: smallvec::SmallVec<[_; 4]> = shard_indices(mask).map(|i| self.shards[i].map.read()).collect();
         let l = lookup_shards(guards.iter().map(|g| &**g), hp, size);
         let r = f(&l);
         (l, r, Seen(None))
@@ -306,7 +306,7 @@ impl MappingTable {
     ) -> Insert {
         let end = begin.saturating_add(size as usize);
         let mask = shard_mask(base.min(begin), end);
-        let mut guards: Vec<_> = shard_indices(mask).map(|i| (i, self.shards[i].map.write())).collect();
+        let mut guards: smallvec::SmallVec<[_; 4]> = shard_indices(mask).map(|i| (i, self.shards[i].map.write())).collect();
         let unchanged = match seen.0 {
             Some((i, v)) => mask == 1 << i && self.shards[i].version.load(Ordering::Acquire) == v,
             None => false,
@@ -340,7 +340,7 @@ impl MappingTable {
     /// Removes `entry` from every shard (locks taken in shard order) when
     /// `keep` allows it and it is still in the table.
     fn remove_when(&self, entry: &Arc<MapEntry>, ok: impl FnOnce() -> bool) -> bool {
-        let mut guards: Vec<_> = shard_indices(entry_mask(entry)).map(|i| (i, self.shards[i].map.write())).collect();
+        let mut guards: smallvec::SmallVec<[_; 4]> = shard_indices(entry_mask(entry)).map(|i| (i, self.shards[i].map.write())).collect();
         let present = guards.first().is_some_and(|(_, m)| m.get(&entry.host_begin).is_some_and(|cur| Arc::ptr_eq(cur, entry)));
         if !present || !ok() {
             return false;
