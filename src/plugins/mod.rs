@@ -5,6 +5,9 @@
 //! `u64`; the methods that touch host memory are `unsafe` and say what the
 //! caller must guarantee.
 
+#[macro_use]
+mod driver_table;
+
 pub mod amdgpu;
 pub mod cuda;
 pub mod host;

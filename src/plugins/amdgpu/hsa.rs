@@ -219,83 +219,10 @@ pub mod consts {
     pub const EVENT_GPU_MEMORY_FAULT: i32 = 0;
 }
 
-/// Generates one function table from a single list of HSA entry points.
-///
-/// `required fn name(args) -> ret;` becomes a plain `unsafe extern "C" fn`
-/// field resolved at load (a missing symbol fails the load);
-/// `optional fn ...;` becomes an `Option<...>` field. (The same shape as the
-/// CUDA plugin's `driver_table!`, with this plugin's names in its messages.)
-macro_rules! hsa_table {
-    (
-        $(#[$meta:meta])*
-        pub(crate) struct $table:ident, libs = [$($lib:literal),+ $(,)?] {
-            $( $kind:ident fn $fname:ident ( $($arg:ident : $aty:ty),* $(,)? ) -> $ret:ty ; )*
-        }
-    ) => {
-        $(#[$meta])*
-        pub(crate) struct $table {
-            /// Kept open for the life of the process: every pointer below points into it.
-            _lib: libloading::Library,
-            /// The file that was opened (for messages).
-            pub path: String,
-            $( pub $fname: hsa_table!(@field $kind, unsafe extern "C" fn($($aty),*) -> $ret), )*
-        }
-
-        impl $table {
-            /// Default file names, tried in order.
-            pub const LIBS: &'static [&'static str] = &[$($lib),+];
-
-            /// Every entry point of the list: (name, required).
-            pub const SYMBOLS: &'static [(&'static str, bool)] =
-                &[$( (stringify!($fname), hsa_table!(@required $kind)) ),*];
-
-            /// Opens `path` and resolves every listed symbol.
-            fn open(path: &str) -> Result<Self> {
-                // SAFETY: opening the HSA runtime runs its initialisers, which
-                // are designed to run in any process that links or dlopens it
-                // (they register no device state before hsa_init).
-                let lib = unsafe { libloading::Library::new(path) }.map_err(|e| OffloadError::PluginUnavailable {
-                    plugin: "amdgpu",
-                    reason: format!("cannot open {path}: {e}"),
-                })?;
-                crate::debug!("amdgpu: opened {path}; resolving {} entry points", Self::SYMBOLS.len());
-                Ok($table {
-                    $( $fname: hsa_table!(@resolve $kind, lib, path, $fname, unsafe extern "C" fn($($aty),*) -> $ret), )*
-                    _lib: lib,
-                    path: path.to_string(),
-                })
-            }
-        }
-    };
-    (@field required, $fty:ty) => { $fty };
-    (@field optional, $fty:ty) => { Option<$fty> };
-    (@required required) => { true };
-    (@required optional) => { false };
-    (@resolve required, $lib:ident, $path:ident, $fname:ident, $fty:ty) => {{
-        // SAFETY: the symbol has this C signature in every HSA runtime that
-        // exports it (hsa.h, hsa_ext_amd.h); the pointer is only used while
-        // `$lib` is open, which is for the rest of the process.
-        match unsafe { $lib.get::<$fty>(concat!(stringify!($fname), "\0").as_bytes()) } {
-            Ok(sym) => *sym,
-            Err(_) => {
-                return Err(OffloadError::MissingSymbol { lib: $path.to_string(), symbol: stringify!($fname).into() });
-            }
-        }
-    }};
-    (@resolve optional, $lib:ident, $path:ident, $fname:ident, $fty:ty) => {{
-        // SAFETY: as for required symbols.
-        let sym = unsafe { $lib.get::<$fty>(concat!(stringify!($fname), "\0").as_bytes()) }.ok().map(|s| *s);
-        if sym.is_none() {
-            crate::debug!("amdgpu: optional symbol {} not in {}", stringify!($fname), $path);
-        }
-        sym
-    }};
-}
-
-hsa_table! {
+driver_table! {
     /// libhsa-runtime64 entry points used by the AMDGPU plugin (abi-reference
     /// §10.4 lists the ones LLVM 22.1 resolves; these are a subset of it).
-    pub(crate) struct HsaRuntime, libs = ["libhsa-runtime64.so.1", "libhsa-runtime64.so"] {
+    pub(crate) struct HsaRuntime, plugin = "amdgpu", libs = ["libhsa-runtime64.so.1", "libhsa-runtime64.so"] {
         // Initialisation and errors.
         required fn hsa_init() -> HsaStatus;
         required fn hsa_status_string(status: HsaStatus, text: *mut *const c_char) -> HsaStatus;

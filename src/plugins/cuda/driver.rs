@@ -96,80 +96,10 @@ pub const CU_MEM_ATTACH_GLOBAL: c_uint = 0x1;
 pub const CU_LIMIT_STACK_SIZE: c_int = 0x0;
 pub const CU_LIMIT_MALLOC_HEAP_SIZE: c_int = 0x2;
 
-/// Generates one function table from a single list of driver entry points.
-///
-/// `required fn name(args) -> ret;` becomes a plain `unsafe extern "C" fn`
-/// field resolved at load (a missing symbol fails the load);
-/// `optional fn ...;` becomes an `Option<...>` field.
-macro_rules! driver_table {
-    (
-        $(#[$meta:meta])*
-        pub(crate) struct $table:ident, libs = [$($lib:literal),+ $(,)?] {
-            $( $kind:ident fn $fname:ident ( $($arg:ident : $aty:ty),* $(,)? ) -> $ret:ty ; )*
-        }
-    ) => {
-        $(#[$meta])*
-        pub(crate) struct $table {
-            /// Kept open for the life of the process: every pointer below points into it.
-            _lib: libloading::Library,
-            /// The file that was opened (for messages).
-            pub path: String,
-            $( pub $fname: driver_table!(@field $kind, unsafe extern "C" fn($($aty),*) -> $ret), )*
-        }
-
-        impl $table {
-            /// Default file names, tried in order.
-            pub const LIBS: &'static [&'static str] = &[$($lib),+];
-
-            /// Every entry point of the list: (name, required).
-            pub const SYMBOLS: &'static [(&'static str, bool)] =
-                &[$( (stringify!($fname), driver_table!(@required $kind)) ),*];
-
-            /// Opens `path` and resolves every listed symbol.
-            fn open(path: &str) -> Result<Self> {
-                // SAFETY: opening the CUDA driver runs its initialisers, which
-                // are designed to run in any process that links or dlopens it.
-                let lib = unsafe { libloading::Library::new(path) }.map_err(|e| OffloadError::PluginUnavailable {
-                    plugin: "cuda",
-                    reason: format!("cannot open {path}: {e}"),
-                })?;
-                crate::debug!("cuda: opened {path}; resolving {} entry points", Self::SYMBOLS.len());
-                Ok($table {
-                    $( $fname: driver_table!(@resolve $kind, lib, path, $fname, unsafe extern "C" fn($($aty),*) -> $ret), )*
-                    _lib: lib,
-                    path: path.to_string(),
-                })
-            }
-        }
-    };
-    (@field required, $fty:ty) => { $fty };
-    (@field optional, $fty:ty) => { Option<$fty> };
-    (@required required) => { true };
-    (@required optional) => { false };
-    (@resolve required, $lib:ident, $path:ident, $fname:ident, $fty:ty) => {{
-        // SAFETY: the symbol has this C signature in every CUDA driver that
-        // exports it (cuda.h); the pointer is only used while `$lib` is open.
-        match unsafe { $lib.get::<$fty>(concat!(stringify!($fname), "\0").as_bytes()) } {
-            Ok(sym) => *sym,
-            Err(_) => {
-                return Err(OffloadError::MissingSymbol { lib: $path.to_string(), symbol: stringify!($fname).into() });
-            }
-        }
-    }};
-    (@resolve optional, $lib:ident, $path:ident, $fname:ident, $fty:ty) => {{
-        // SAFETY: as for required symbols.
-        let sym = unsafe { $lib.get::<$fty>(concat!(stringify!($fname), "\0").as_bytes()) }.ok().map(|s| *s);
-        if sym.is_none() {
-            crate::debug!("cuda: optional symbol {} not in {}", stringify!($fname), $path);
-        }
-        sym
-    }};
-}
-
 driver_table! {
     /// libcuda entry points used by the CUDA plugin (abi-reference §10.3).
     /// `_v2` spellings are the ones every driver since CUDA 4 exports.
-    pub(crate) struct CudaDriver, libs = ["libcuda.so.1", "libcuda.so"] {
+    pub(crate) struct CudaDriver, plugin = "cuda", libs = ["libcuda.so.1", "libcuda.so"] {
         // Initialisation and devices.
         required fn cuInit(flags: c_uint) -> CUresult;
         optional fn cuDriverGetVersion(version: *mut c_int) -> CUresult;
