@@ -9,6 +9,7 @@ command -v clang-22 >/dev/null || need+=(clang-22)
 [ -e /usr/lib/llvm-22/lib/libomp.so ] || need+=(libomp-22-dev)
 [ -e /usr/lib/llvm-22/lib/libomptarget.so.22.1 ] || need+=(liboffload-22)
 [ -e /usr/lib/llvm-22/lib/libomptarget.so ] || need+=(liboffload-22-dev)
+[ -e /usr/lib/llvm-22/bin/ld.lld ] || need+=(lld-22)
 if [ ${#need[@]} -gt 0 ]; then
   echo "installing: ${need[*]}"
   sudo_=""; [ "$(id -u)" -eq 0 ] || sudo_=sudo
