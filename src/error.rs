@@ -40,10 +40,9 @@ impl fmt::Display for OffloadError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Self::InvalidArgument(what) => write!(f, "invalid argument: {what}"),
-            Self::NoSuchDevice { device, available } => write!(
-                f,
-                "\"invalid value\" device number '{device}' out of range, only {available} devices available"
-            ),
+            Self::NoSuchDevice { device, available } => {
+                write!(f, "\"invalid value\" device number '{device}' out of range, only {available} devices available")
+            }
             Self::BadImage(what) => write!(f, "malformed offload image: {what}"),
             Self::IncompatibleImage(what) => write!(f, "incompatible image: {what}"),
             Self::PluginUnavailable { plugin, reason } => {

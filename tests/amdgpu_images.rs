@@ -32,7 +32,12 @@ fn images() -> Option<PathBuf> {
     EXTRA.call_once(|| {
         let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("c-tests/amdgpu-images.sh");
         let out = std::process::Command::new("bash").arg(script).arg(&dir).output().expect("run c-tests/amdgpu-images.sh");
-        assert!(out.status.success(), "c-tests/amdgpu-images.sh failed:\n{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+        assert!(
+            out.status.success(),
+            "c-tests/amdgpu-images.sh failed:\n{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
     });
     Some(dir)
 }
@@ -155,9 +160,13 @@ fn kernel_metadata_and_hidden_arguments() {
     assert_eq!(md.version, vec![1, 2]);
     assert_eq!(md.kernels.len(), 5);
     // Values of reports/amdgpu.gfx90a.txt (llvm-readelf --notes).
-    for (name, explicit, segment, first_hidden) in
-        [("saxpy", 40, 296, 40), ("launch_dims", 24, 280, 24), ("read_global", 24, 280, 24), ("write_global", 16, 272, 16), ("many_args", 136, 392, 136)]
-    {
+    for (name, explicit, segment, first_hidden) in [
+        ("saxpy", 40, 296, 40),
+        ("launch_dims", 24, 280, 24),
+        ("read_global", 24, 280, 24),
+        ("write_global", 16, 272, 16),
+        ("many_args", 136, 392, 136),
+    ] {
         let k = md.kernel(name).unwrap_or_else(|| panic!("{name}"));
         assert_eq!(k.symbol, format!("{name}.kd"));
         assert_eq!((k.explicit_size(), k.kernarg_segment_size, k.kernarg_segment_align), (explicit, segment, 8), "{name}");

@@ -26,7 +26,12 @@ fn images() -> Option<PathBuf> {
     }
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("c-tests/amdgpu-images.sh");
     let out = std::process::Command::new("bash").arg(script).arg(&dir).output().expect("run c-tests/amdgpu-images.sh");
-    assert!(out.status.success(), "c-tests/amdgpu-images.sh failed:\n{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "c-tests/amdgpu-images.sh failed:\n{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
     if !dir.join("amdgpu/env_kernels.gfx90a.hsaco").exists() {
         println!("skipped: amdgpu/env_kernels.gfx90a.hsaco not built (needs clang-22)");
         return None;
@@ -69,7 +74,15 @@ fn plugin_against_mock_hsa() {
         std::env::set_var("LIBOMPTARGET_SHARED_MEMORY_SIZE", "256");
         std::env::set_var("LIBOMPTARGET_DEVICE_RTL_DEBUG", "1");
         std::env::set_var("LIBOMPTARGET_AMDGPU_MAX_ASYNC_COPY_BYTES", "65536");
-        for v in ["MOCK_HSA_FAULT_KERNEL", "MOCK_HSA_ISA", "MOCK_HSA_GPUS", "MOCK_HSA_INIT_FAIL", "OMP_NUM_TEAMS", "OMP_TEAMS_THREAD_LIMIT", "LIBOMPTARGET_AMDGPU_TEAMS_PER_CU"] {
+        for v in [
+            "MOCK_HSA_FAULT_KERNEL",
+            "MOCK_HSA_ISA",
+            "MOCK_HSA_GPUS",
+            "MOCK_HSA_INIT_FAIL",
+            "OMP_NUM_TEAMS",
+            "OMP_TEAMS_THREAD_LIMIT",
+            "LIBOMPTARGET_AMDGPU_TEAMS_PER_CU",
+        ] {
             std::env::remove_var(v);
         }
     }
@@ -141,7 +154,9 @@ fn plugin_against_mock_hsa() {
     );
     let err = plugin.get_global(0, h, "__omp_rtl_device_environment", 40).unwrap_err().to_string();
     assert!(err.contains("has 48 bytes in the ELF image but 40 bytes on the host"), "{err}");
-    assert!(plugin.get_global(0, h, "no_such_global", 4).unwrap_err().to_string().contains("failed to find global symbol 'no_such_global'"));
+    assert!(
+        plugin.get_global(0, h, "no_such_global", 4).unwrap_err().to_string().contains("failed to find global symbol 'no_such_global'")
+    );
     assert!(plugin.get_function(0, h, "no_such_kernel").unwrap_err().to_string().contains("no_such_kernel"));
 
     let generic = plugin.get_function(0, h, "k_generic").unwrap();

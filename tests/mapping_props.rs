@@ -648,9 +648,7 @@ impl Harness {
 
     fn map_args(&self, args: &[Arg]) -> Vec<MapArg> {
         let a0 = self.buf.addr();
-        args.iter()
-            .map(|a| MapArg::new(a0 + a.base, a0 + a.off, a.size as i64, MapType(a.ty), 0, 0))
-            .collect()
+        args.iter().map(|a| MapArg::new(a0 + a.base, a0 + a.off, a.size as i64, MapType(a.ty), 0, 0)).collect()
     }
 
     fn fail(&self, what: String) -> ! {

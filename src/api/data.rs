@@ -133,7 +133,15 @@ pub unsafe extern "C" fn __tgt_target_data_begin_mapper(
     arg_names: *mut map_var_info_t,
     arg_mappers: *mut *mut c_void,
 ) {
-    let raw = RawArgs { num: arg_num, bases: args_base, begins: args, sizes: arg_sizes, types: arg_types, names: arg_names, mappers: arg_mappers };
+    let raw = RawArgs {
+        num: arg_num,
+        bases: args_base,
+        begins: args,
+        sizes: arg_sizes,
+        types: arg_types,
+        names: arg_names,
+        mappers: arg_mappers,
+    };
     // SAFETY: forwarded contract.
     unsafe { target_data("__tgt_target_data_begin_mapper", loc, device_id, raw, DataOp::Begin) }
 }
@@ -219,7 +227,15 @@ pub unsafe extern "C" fn __tgt_target_data_end_mapper(
     arg_names: *mut map_var_info_t,
     arg_mappers: *mut *mut c_void,
 ) {
-    let raw = RawArgs { num: arg_num, bases: args_base, begins: args, sizes: arg_sizes, types: arg_types, names: arg_names, mappers: arg_mappers };
+    let raw = RawArgs {
+        num: arg_num,
+        bases: args_base,
+        begins: args,
+        sizes: arg_sizes,
+        types: arg_types,
+        names: arg_names,
+        mappers: arg_mappers,
+    };
     // SAFETY: forwarded contract.
     unsafe { target_data("__tgt_target_data_end_mapper", loc, device_id, raw, DataOp::End) }
 }
@@ -305,7 +321,15 @@ pub unsafe extern "C" fn __tgt_target_data_update_mapper(
     arg_names: *mut map_var_info_t,
     arg_mappers: *mut *mut c_void,
 ) {
-    let raw = RawArgs { num: arg_num, bases: args_base, begins: args, sizes: arg_sizes, types: arg_types, names: arg_names, mappers: arg_mappers };
+    let raw = RawArgs {
+        num: arg_num,
+        bases: args_base,
+        begins: args,
+        sizes: arg_sizes,
+        types: arg_types,
+        names: arg_names,
+        mappers: arg_mappers,
+    };
     // SAFETY: forwarded contract.
     unsafe { target_data("__tgt_target_data_update_mapper", loc, device_id, raw, DataOp::Update) }
 }

@@ -115,9 +115,7 @@ pub extern "C" fn omp_target_is_present(ptr: *const c_void, device_num: c_int) -
 /// 1 when the device can access the host range directly.
 #[unsafe(no_mangle)]
 pub extern "C" fn omp_target_is_accessible(ptr: *const c_void, size: usize, device_num: c_int) -> c_int {
-    value_entry("omp_target_is_accessible", 0, || {
-        Ok(runtime::get().target_is_accessible(ptr as usize, size, device_num as i64) as c_int)
-    })
+    value_entry("omp_target_is_accessible", 0, || Ok(runtime::get().target_is_accessible(ptr as usize, size, device_num as i64) as c_int))
 }
 
 /// Copies between host and device memory.
@@ -177,7 +175,18 @@ pub unsafe extern "C" fn omp_target_memcpy_rect(
         let s: Vec<&[usize]> = arrays.iter().map(|&a| unsafe { ptr::slice(a, n, "memcpy_rect array") }).collect::<Result<_>>()?;
         let rt = runtime::get();
         let (_, _) = (rt.api_target(dst_device as i64), rt.api_target(src_device as i64));
-        Ok(rt.target_memcpy_rect(dst as usize, src as usize, element_size, s[0], s[1], s[2], s[3], s[4], dst_device as i64, src_device as i64))
+        Ok(rt.target_memcpy_rect(
+            dst as usize,
+            src as usize,
+            element_size,
+            s[0],
+            s[1],
+            s[2],
+            s[3],
+            s[4],
+            dst_device as i64,
+            src_device as i64,
+        ))
     })
 }
 
@@ -256,7 +265,17 @@ pub unsafe extern "C" fn omp_target_memcpy_rect_async(
         // SAFETY: forwarded contract.
         Ok(unsafe {
             omp_target_memcpy_rect(
-                dst, src, element_size, num_dims, volume, dst_offsets, src_offsets, dst_dimensions, src_dimensions, dst_device, src_device,
+                dst,
+                src,
+                element_size,
+                num_dims,
+                volume,
+                dst_offsets,
+                src_offsets,
+                dst_dimensions,
+                src_dimensions,
+                dst_device,
+                src_device,
             )
         })
     })

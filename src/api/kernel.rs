@@ -292,7 +292,20 @@ pub unsafe extern "C" fn __tgt_target_teams(
     let null = core::ptr::null_mut();
     // SAFETY: forwarded contract.
     unsafe {
-        __tgt_target_teams_mapper(null, device_id, host_ptr, arg_num, args_base, args, arg_sizes, arg_types, null.cast(), null.cast(), num_teams, thread_limit)
+        __tgt_target_teams_mapper(
+            null,
+            device_id,
+            host_ptr,
+            arg_num,
+            args_base,
+            args,
+            arg_sizes,
+            arg_types,
+            null.cast(),
+            null.cast(),
+            num_teams,
+            thread_limit,
+        )
     }
 }
 
@@ -393,7 +406,18 @@ pub unsafe extern "C" fn __tgt_target_teams_nowait_mapper(
     // SAFETY: forwarded contract.
     unsafe {
         __tgt_target_teams_mapper(
-            loc, device_id, host_ptr, arg_num, args_base, args, arg_sizes, arg_types, arg_names, arg_mappers, num_teams, thread_limit,
+            loc,
+            device_id,
+            host_ptr,
+            arg_num,
+            args_base,
+            args,
+            arg_sizes,
+            arg_types,
+            arg_names,
+            arg_mappers,
+            num_teams,
+            thread_limit,
         )
     }
 }
@@ -414,9 +438,8 @@ pub extern "C" fn __kmpc_push_target_tripcount_mapper(_loc: *mut ident_t, _devic
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn __tgt_target_nowait_query(async_handle: *mut *mut c_void) {
     void_entry("__tgt_target_nowait_query", || {
-        let invalid = || -> ! {
-            diag::fatal(1, "Receive an invalid async handle from the current OpenMP task. Is this a target nowait region?")
-        };
+        let invalid =
+            || -> ! { diag::fatal(1, "Receive an invalid async handle from the current OpenMP task. Is this a target nowait region?") };
         // SAFETY: NULL/misalignment are rejected; otherwise the slot is the calling task's.
         let slot = unsafe { crate::abi::ptr::slice(async_handle as *const *mut c_void, 1, "async handle") }.unwrap_or_else(|_| invalid());
         if slot[0].is_null() {

@@ -232,7 +232,14 @@ pub extern "C" fn __llvmPopCallConfiguration(_grid: *mut dim3, _block: *mut dim3
 
 /// CUDA-style kernel launch: fails.
 #[unsafe(no_mangle)]
-pub extern "C" fn llvmLaunchKernel(_func: *const c_void, _grid: dim3, _block: dim3, _args: *mut c_void, _shared_mem: usize, _stream: *mut c_void) -> u32 {
+pub extern "C" fn llvmLaunchKernel(
+    _func: *const c_void,
+    _grid: dim3,
+    _block: dim3,
+    _args: *mut c_void,
+    _shared_mem: usize,
+    _stream: *mut c_void,
+) -> u32 {
     not_implemented("llvmLaunchKernel");
     1
 }

@@ -74,4 +74,3 @@ macro_rules! driver_table {
         sym
     }};
 }
-

@@ -155,20 +155,22 @@ fn refcount_str(c: u64) -> String {
 /// `Ok(None)` is LLVM's NULL result (message already printed).
 fn get_target_pointer(rt: &Runtime, dev: &Device, g: &GetTarget) -> Result<Option<TargetPointer>> {
     // Reuse decision and count update happen under the table's read lock.
-    let (found, reused, seen) = dev.table.lookup_then_versioned(g.begin, g.size, |l| match l {
-        Lookup::Contained(e) => Some(e.clone()),
-        Lookup::Extends(e) if g.implicit => Some(e.clone()),
-        _ => None,
-    }
-    .map(|e| {
-        if g.update_ref {
-            e.inc(g.hold);
-            (e, " (incremented)", false)
-        } else {
-            let is_new = e.total() == 1;
-            (e, " (update suppressed)", is_new)
+    let (found, reused, seen) = dev.table.lookup_then_versioned(g.begin, g.size, |l| {
+        match l {
+            Lookup::Contained(e) => Some(e.clone()),
+            Lookup::Extends(e) if g.implicit => Some(e.clone()),
+            _ => None,
         }
-    }));
+        .map(|e| {
+            if g.update_ref {
+                e.inc(g.hold);
+                (e, " (incremented)", false)
+            } else {
+                let is_new = e.total() == 1;
+                (e, " (update suppressed)", is_new)
+            }
+        })
+    });
     let mut created = false;
     let mut tp = if let Some((e, action, is_new)) = reused {
         diag::info(info::MAPPING_EXISTS, dev.id, || {
@@ -376,9 +378,8 @@ pub fn data_begin(rt: &Runtime, dev: &Device, args: &mut [MapArg], from_mapper: 
         }
         if a.mapper != 0 {
             let mut comps = run_mapper(&a);
-            data_begin(rt, dev, &mut comps, true, st).inspect_err(|_| {
-                diag::report("Call to targetDataBegin via targetDataMapper for custom mapper failed.")
-            })?;
+            data_begin(rt, dev, &mut comps, true, st)
+                .inspect_err(|_| diag::report("Call to targetDataBegin via targetDataMapper for custom mapper failed."))?;
             continue;
         }
         if t.any(MapType::ATTACH) {
@@ -454,11 +455,7 @@ pub fn data_begin(rt: &Runtime, dev: &Device, args: &mut [MapArg], from_mapper: 
         }
         if t.any(MapType::RETURN_PARAM) {
             // use_device_ptr/addr: hand the device base back to the program.
-            args[i].base = if tp.is_host || tp.entry.is_none() {
-                base
-            } else {
-                (tp.tgt as usize).wrapping_sub(a.begin.wrapping_sub(base))
-            };
+            args[i].base = if tp.is_host || tp.entry.is_none() { base } else { (tp.tgt as usize).wrapping_sub(a.begin.wrapping_sub(base)) };
         }
         if t.any(MapType::PTR_AND_OBJ)
             && let (Some(ptp), Some(_)) = (&pointer_tp, &tp.entry)
@@ -496,7 +493,7 @@ pub fn process_attach(dev: &Device, st: &BeginState) -> Result<()> {
         let Some(pointer_entry) = pointer.entry else { continue };
         let host_base = read_host_ptr(a.ptr_addr);
         attach(dev, &pointer_entry, a.ptr_addr, pointer.tgt, host_base, a.pointee_begin, pointee.tgt, a.ptr_size)
-        .inspect_err(|_| diag::report("Failed to process ATTACH entries."))?;
+            .inspect_err(|_| diag::report("Failed to process ATTACH entries."))?;
     }
     Ok(())
 }
@@ -516,12 +513,7 @@ fn attach(
     ptr_size: u64,
 ) -> Result<()> {
     let tgt_pointee_base = tgt_pointee_begin.wrapping_sub(host_pointee_begin.wrapping_sub(host_pointee_base) as u64);
-    let shadow = Shadow {
-        host_ptr_addr,
-        host_ptr_value: host_pointee_base as u64,
-        tgt_ptr_addr,
-        tgt_ptr_value: tgt_pointee_base,
-    };
+    let shadow = Shadow { host_ptr_addr, host_ptr_value: host_pointee_base as u64, tgt_ptr_addr, tgt_ptr_value: tgt_pointee_base };
     {
         let mut shadows = pointer_entry.shadows.lock();
         if shadows.contains(&shadow) {
@@ -624,15 +616,8 @@ pub fn data_end(dev: &Device, args: &[MapArg], from_mapper: bool, post: &mut End
         let ptr_and_obj = t.any(MapType::PTR_AND_OBJ);
         let update_ref = (!member || ptr_and_obj) && !(from_mapper && i == 0);
         let size = a.size_u();
-        let r = get_tgt_ptr_begin(
-            dev,
-            a.begin,
-            size,
-            update_ref,
-            t.any(MapType::OMPX_HOLD),
-            !t.any(MapType::IMPLICIT),
-            t.any(MapType::DELETE),
-        );
+        let r =
+            get_tgt_ptr_begin(dev, a.begin, size, update_ref, t.any(MapType::OMPX_HOLD), !t.any(MapType::IMPLICIT), t.any(MapType::DELETE));
         let Some(entry) = r.entry else {
             if t.any(MapType::PRESENT) && (size != 0 || t.any(MapType::PRESENT)) && !dev_usm_host(a.begin) {
                 present_missing(a.begin, size);
@@ -737,7 +722,8 @@ fn update_non_contiguous(dev: &Device, a: &MapArg) -> Result<()> {
     // SAFETY: for NON_CONTIG entries clang passes an array of `size`
     // descriptors in ArgPtrs[i]; the slice helper checks NULL and alignment.
     let desc: Vec<crate::abi::__tgt_target_non_contig> =
-        unsafe { crate::abi::ptr::slice(a.begin as *const crate::abi::__tgt_target_non_contig, dims, "non-contiguous descriptors")? }.to_vec();
+        unsafe { crate::abi::ptr::slice(a.begin as *const crate::abi::__tgt_target_non_contig, dims, "non-contiguous descriptors")? }
+            .to_vec();
     if desc.is_empty() {
         return Ok(());
     }
@@ -754,7 +740,15 @@ fn update_non_contiguous(dev: &Device, a: &MapArg) -> Result<()> {
     let last = desc[desc.len() - 1];
     let chunk = desc[d - 1].count.wrapping_mul(desc[d - 1].stride);
     let _ = last;
-    fn visit(dev: &Device, a: &MapArg, desc: &[crate::abi::__tgt_target_non_contig], d: usize, level: usize, offset: u64, chunk: u64) -> Result<()> {
+    fn visit(
+        dev: &Device,
+        a: &MapArg,
+        desc: &[crate::abi::__tgt_target_non_contig],
+        d: usize,
+        level: usize,
+        offset: u64,
+        chunk: u64,
+    ) -> Result<()> {
         if level == d - 1 {
             let off = offset.wrapping_add(desc[level].offset.wrapping_mul(desc[level].stride));
             return update_contiguous(dev, a.base.wrapping_add(off as usize), chunk, a.ty, a.name);

@@ -18,11 +18,7 @@ pub enum Target<'a> {
 impl Runtime {
     /// Resolves an API device number; aborts for numbers out of range.
     pub fn api_target(&self, device_num: i64) -> Target<'_> {
-        if device_num == self.num_devices() as i64 {
-            Target::Host
-        } else {
-            Target::Device(self.device_or_fatal(device_num))
-        }
+        if device_num == self.num_devices() as i64 { Target::Host } else { Target::Device(self.device_or_fatal(device_num)) }
     }
 
     /// `omp_target_alloc` and the `llvm_omp_target_alloc_*` forms.
@@ -273,7 +269,10 @@ impl Runtime {
         }
         self.devices
             .all()
-            .iter().find(|d| d.plugin.uid(d.plugin_device) == uid).map(|d| d.id as i32).unwrap_or(crate::abi::OMP_INVALID_DEVICE)
+            .iter()
+            .find(|d| d.plugin.uid(d.plugin_device) == uid)
+            .map(|d| d.id as i32)
+            .unwrap_or(crate::abi::OMP_INVALID_DEVICE)
     }
 
     /// `__tgt_print_device_info`.

@@ -50,7 +50,8 @@ fn bad(what: impl Into<String>) -> OffloadError {
 fn read_cstr(b: &[u8], off: u64, what: &str) -> Result<String> {
     let off = usize::try_from(off).map_err(|_| bad(format!("OffloadBinary {what} offset {off} out of range")))?;
     let tail = b.get(off..).ok_or_else(|| bad(format!("OffloadBinary {what} offset {off} past the end ({} bytes)", b.len())))?;
-    let len = tail.iter().position(|&c| c == 0).ok_or_else(|| bad(format!("OffloadBinary {what} at offset {off} is not NUL-terminated")))?;
+    let len =
+        tail.iter().position(|&c| c == 0).ok_or_else(|| bad(format!("OffloadBinary {what} at offset {off} is not NUL-terminated")))?;
     Ok(String::from_utf8_lossy(&tail[..len]).into_owned())
 }
 
@@ -93,7 +94,9 @@ pub fn parse_offload_binary(bytes: &[u8]) -> Result<Option<OffloadBinary>> {
     }
     let table_bytes = num_strings.checked_mul(16);
     if table_bytes.and_then(|t| t.checked_add(str_off)).is_none_or(|end| end > total) {
-        return Err(bad(format!("OffloadBinary string table ({num_strings} entries at offset {str_off}) is outside the {total}-byte binary")));
+        return Err(bad(format!(
+            "OffloadBinary string table ({num_strings} entries at offset {str_off}) is outside the {total}-byte binary"
+        )));
     }
     let (mut triple, mut arch) = (String::new(), String::new());
     for i in 0..num_strings as usize {
@@ -106,14 +109,7 @@ pub fn parse_offload_binary(bytes: &[u8]) -> Result<Option<OffloadBinary>> {
             _ => {}
         }
     }
-    Ok(Some(OffloadBinary {
-        image_kind,
-        offload_kind,
-        flags,
-        image: img_off as usize..(img_off + img_size) as usize,
-        triple,
-        arch,
-    }))
+    Ok(Some(OffloadBinary { image_kind, offload_kind, flags, image: img_off as usize..(img_off + img_size) as usize, triple, arch }))
 }
 
 /// ELF machine numbers the plugins recognise.
@@ -167,10 +163,7 @@ pub fn elf_ident(bytes: &[u8]) -> Result<ElfIdent> {
 pub fn elf_symbol_size(bytes: &[u8], name: &str) -> Option<u64> {
     use object::{Object, ObjectSymbol};
     let file = object::File::parse(bytes).ok()?;
-    file.dynamic_symbols()
-        .chain(file.symbols())
-        .find(|s| s.name() == Ok(name) && !s.is_undefined())
-        .map(|s| s.size())
+    file.dynamic_symbols().chain(file.symbols()).find(|s| s.name() == Ok(name) && !s.is_undefined()).map(|s| s.size())
 }
 
 #[cfg(test)]

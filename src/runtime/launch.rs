@@ -77,7 +77,13 @@ impl Runtime {
         result
     }
 
-    fn launch_inner(&self, dev: &Device, kernel: &super::device::Kernel, req: &mut LaunchRequest<'_>, privates: &mut Vec<u64>) -> Result<LaunchOutcome> {
+    fn launch_inner(
+        &self,
+        dev: &Device,
+        kernel: &super::device::Kernel,
+        req: &mut LaunchRequest<'_>,
+        privates: &mut Vec<u64>,
+    ) -> Result<LaunchOutcome> {
         let has_args = !req.args.is_empty();
         let mut params: smallvec::SmallVec<[u64; 16]> = smallvec::SmallVec::new();
         if req.version >= crate::abi::KERNEL_ARGS_MIN_VERSION_WITH_DYN_PTR && req.flags & crate::abi::KERNEL_FLAG_IS_CUDA == 0 {
@@ -86,42 +92,38 @@ impl Runtime {
         }
         if has_args {
             let mut st = BeginState::for_args(req.args);
-            data::data_begin(self, dev, req.args, false, &mut st)
-                .and_then(|_| data::process_attach(dev, &st))
-                .inspect_err(|_| {
-                    diag::report("Call to targetDataBegin failed, abort target.");
-                    diag::report("Failed to process data before launching the kernel.");
-                })?;
+            data::data_begin(self, dev, req.args, false, &mut st).and_then(|_| data::process_attach(dev, &st)).inspect_err(|_| {
+                diag::report("Call to targetDataBegin failed, abort target.");
+                diag::report("Failed to process data before launching the kernel.");
+            })?;
             self.kernel_params(dev, req, &mut params, privates)
                 .inspect_err(|_| diag::report("Failed to process data before launching the kernel."))?;
         }
-        let dims = LaunchDims {
-            teams: req.num_teams,
-            threads: req.thread_limit,
-            dyn_shared_bytes: req.dyn_cgroup_mem,
-            tripcount: req.tripcount,
-        };
-        dev.plugin
-            .launch(dev.plugin_device, kernel.handle, kernel.name, &params, &dims)
-            .inspect_err(|e| {
-                diag::report(&e.to_string());
-                diag::report("Executing target region abort target.");
-            })?;
+        let dims =
+            LaunchDims { teams: req.num_teams, threads: req.thread_limit, dyn_shared_bytes: req.dyn_cgroup_mem, tripcount: req.tripcount };
+        dev.plugin.launch(dev.plugin_device, kernel.handle, kernel.name, &params, &dims).inspect_err(|e| {
+            diag::report(&e.to_string());
+            diag::report("Executing target region abort target.");
+        })?;
         if has_args {
             let mut post = data::EndQueue::new();
-            data::data_end(dev, req.args, false, &mut post)
-                .and_then(|_| data::finish_end(dev, post))
-                .inspect_err(|_| {
-                    diag::report("Call to targetDataEnd failed, abort target.");
-                    diag::report("Failed to process data after launching the kernel.");
-                })?;
+            data::data_end(dev, req.args, false, &mut post).and_then(|_| data::finish_end(dev, post)).inspect_err(|_| {
+                diag::report("Call to targetDataEnd failed, abort target.");
+                diag::report("Failed to process data after launching the kernel.");
+            })?;
         }
         // LLVM writes the number of parameters passed, `dyn_ptr` included.
         Ok(LaunchOutcome { kernel_params: params.len() as u32 })
     }
 
     /// Builds one parameter per `TARGET_PARAM` entry (§5.1).
-    fn kernel_params(&self, dev: &Device, req: &LaunchRequest<'_>, params: &mut smallvec::SmallVec<[u64; 16]>, privates: &mut Vec<u64>) -> Result<()> {
+    fn kernel_params(
+        &self,
+        dev: &Device,
+        req: &LaunchRequest<'_>,
+        params: &mut smallvec::SmallVec<[u64; 16]>,
+        privates: &mut Vec<u64>,
+    ) -> Result<()> {
         // The parameter value produced for each entry (device base address).
         let mut value_of: smallvec::SmallVec<[Option<u64>; 16]> = smallvec::smallvec![None; req.args.len()];
         for (i, a) in req.args.iter().enumerate() {
@@ -145,9 +147,7 @@ impl Runtime {
                     // Corresponding-pointer initialisation: the device pointee base.
                     let host_base = read_ptr(a.base);
                     let value = match dev.table.lookup(a.begin, 0) {
-                        super::mapping::Lookup::Contained(e) => {
-                            e.tgt_of(a.begin).wrapping_sub(a.begin.wrapping_sub(host_base) as u64)
-                        }
+                        super::mapping::Lookup::Contained(e) => e.tgt_of(a.begin).wrapping_sub(a.begin.wrapping_sub(host_base) as u64),
                         _ => host_base as u64,
                     };
                     dev.write_u64(p, value)?;

@@ -83,7 +83,10 @@ impl MapEntry {
     /// Decrements the selected count unless it is INF or 0. Returns the new
     /// value when it changed.
     pub fn dec(&self, hold: bool) -> Option<u64> {
-        self.counter(hold).fetch_update(Ordering::AcqRel, Ordering::Acquire, |c| (c != INF && c != 0).then(|| c - 1)).ok().map(|old| old - 1)
+        self.counter(hold)
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |c| (c != INF && c != 0).then(|| c - 1))
+            .ok()
+            .map(|old| old - 1)
     }
 
     /// Releases one reference (`delete` first resets the count to 1) and says

@@ -186,8 +186,7 @@ impl Runtime {
     fn add_requirements(&self, flags: u64) {
         // Reference (RequirementCollection): later libraries must agree on the
         // reverse-offload, unified-address and unified-shared-memory bits.
-        const MUST_AGREE: [(u64, &str); 3] =
-            [(0x2, "reverse_offload"), (0x4, "unified_address"), (0x8, "unified_shared_memory")];
+        const MUST_AGREE: [(u64, &str); 3] = [(0x2, "reverse_offload"), (0x4, "unified_address"), (0x8, "unified_shared_memory")];
         let old = self.requirements.load(Ordering::Acquire);
         if old != 0 {
             for (bit, clause) in MUST_AGREE {
@@ -302,7 +301,10 @@ impl Runtime {
             let mut kernels = Vec::new();
             for e in lib.entries.iter().filter(|e| e.is_openmp() && !e.is_requires()) {
                 if e.is_global() {
-                    let tgt = dev.plugin.get_global(dev.plugin_device, handle, &e.name, e.size).inspect_err(|_| diag::report(&format!("Failed to load symbol {}", e.name)))?;
+                    let tgt = dev
+                        .plugin
+                        .get_global(dev.plugin_device, handle, &e.name, e.size)
+                        .inspect_err(|_| diag::report(&format!("Failed to load symbol {}", e.name)))?;
                     if usm {
                         // The device reaches the host variable through its
                         // reference pointer: give it the host's value.
@@ -323,7 +325,10 @@ impl Runtime {
                         dev.table.insert(MapEntry::new_permanent(e.addr, e.size, tgt, name.as_ptr() as usize));
                     }
                 } else if e.addr != 0 {
-                    let k = dev.plugin.get_function(dev.plugin_device, handle, &e.name).inspect_err(|_| diag::report(&format!("Failed to load kernel {}", e.name)))?;
+                    let k = dev
+                        .plugin
+                        .get_function(dev.plugin_device, handle, &e.name)
+                        .inspect_err(|_| diag::report(&format!("Failed to load kernel {}", e.name)))?;
                     kernels.push((e.addr, device::Kernel { handle: k, name: Box::leak(e.name.clone().into_boxed_str()) }));
                 }
             }

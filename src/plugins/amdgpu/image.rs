@@ -426,8 +426,7 @@ fn notes(data: &[u8]) -> Vec<(&[u8], u32, &[u8])> {
         let name_at = pos + 12;
         let Some(desc_at) = name_at.checked_add((namesz as usize).next_multiple_of(4)) else { break };
         let Some(end) = desc_at.checked_add((descsz as usize).next_multiple_of(4)) else { break };
-        let (Some(name), Some(desc)) = (data.get(name_at..name_at + namesz as usize), data.get(desc_at..desc_at + descsz as usize))
-        else {
+        let (Some(name), Some(desc)) = (data.get(name_at..name_at + namesz as usize), data.get(desc_at..desc_at + descsz as usize)) else {
             break;
         };
         let owner = name.strip_suffix(&[0]).unwrap_or(name);
@@ -462,7 +461,8 @@ pub fn metadata(bytes: &[u8]) -> Result<CodeObjectMetadata> {
     }
     let desc = desc.ok_or_else(|| bad("AMDGPU code object has no NT_AMDGPU_METADATA note"))?;
     let root = msgpack::decode(desc).map_err(|e| bad(format!("AMDGPU metadata: {e}")))?;
-    let version = root.get("amdhsa.version").and_then(Value::as_array).map(|a| a.iter().filter_map(Value::as_u64).collect()).unwrap_or_default();
+    let version =
+        root.get("amdhsa.version").and_then(Value::as_array).map(|a| a.iter().filter_map(Value::as_u64).collect()).unwrap_or_default();
     let target = root.get("amdhsa.target").and_then(Value::as_str).unwrap_or("").to_string();
     let list = root.get("amdhsa.kernels").and_then(Value::as_array).ok_or_else(|| bad("AMDGPU metadata has no amdhsa.kernels list"))?;
     let mut kernels = Vec::with_capacity(list.len());

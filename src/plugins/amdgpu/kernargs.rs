@@ -32,11 +32,7 @@ pub mod implicit {
 /// Reference (AMDGPUQueueTy::pushKernelLaunch): 3 if z has more than one
 /// work-item, else 2 if y has, else 1.
 pub fn grid_dims(blocks: [u32; 3], threads: [u32; 3]) -> u16 {
-    if u64::from(blocks[2]) * u64::from(threads[2]) > 1 {
-        3
-    } else {
-        1 + u16::from(u64::from(blocks[1]) * u64::from(threads[1]) != 1)
-    }
+    if u64::from(blocks[2]) * u64::from(threads[2]) > 1 { 3 } else { 1 + u16::from(u64::from(blocks[1]) * u64::from(threads[1]) != 1) }
 }
 
 /// One launch's geometry as the hidden arguments see it.

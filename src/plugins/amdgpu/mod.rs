@@ -81,7 +81,8 @@ impl AmdgpuConfig {
         let non_negative = |n: &str| int(n).and_then(|v| u64::try_from(v).ok());
         let u32_or = |n: &str, d: u32| non_negative(n).map(|v| u32::try_from(v).unwrap_or(u32::MAX)).unwrap_or(d);
         AmdgpuConfig {
-            memory_manager_threshold: non_negative("LIBOMPTARGET_MEMORY_MANAGER_THRESHOLD").unwrap_or(super::cuda::memory::DEFAULT_THRESHOLD),
+            memory_manager_threshold: non_negative("LIBOMPTARGET_MEMORY_MANAGER_THRESHOLD")
+                .unwrap_or(super::cuda::memory::DEFAULT_THRESHOLD),
             shared_memory_size: u32_or("LIBOMPTARGET_SHARED_MEMORY_SIZE", 0),
             device_rtl_debug: u32_or("LIBOMPTARGET_DEVICE_RTL_DEBUG", 0),
             stack_size: u32_or("LIBOMPTARGET_STACK_SIZE", 1024),
@@ -251,7 +252,8 @@ impl RawAllocator for PoolAlloc<'_> {
         self.hsa.check(rc, "hsa_amd_memory_pool_allocate")?;
         if !self.agents.is_empty() {
             // SAFETY: `agents` is a live slice; `p` is the allocation just made.
-            let rc = unsafe { (self.hsa.hsa_amd_agents_allow_access)(self.agents.len() as u32, self.agents.as_ptr(), core::ptr::null(), p) };
+            let rc =
+                unsafe { (self.hsa.hsa_amd_agents_allow_access)(self.agents.len() as u32, self.agents.as_ptr(), core::ptr::null(), p) };
             if let Err(e) = self.hsa.check(rc, "hsa_amd_agents_allow_access") {
                 // SAFETY: `p` came from hsa_amd_memory_pool_allocate and is not used.
                 let _ = unsafe { (self.hsa.hsa_amd_memory_pool_free)(p) };
@@ -476,7 +478,9 @@ fn init_state() -> Result<State> {
         }
     }
     let host = match (fine, kernarg) {
-        (Some(f), Some(k)) => Some(HostPools { fine: (f, agents_with_access(hsa, f, &gpus)), kernarg: (k, agents_with_access(hsa, k, &gpus)) }),
+        (Some(f), Some(k)) => {
+            Some(HostPools { fine: (f, agents_with_access(hsa, f, &gpus)), kernarg: (k, agents_with_access(hsa, k, &gpus)) })
+        }
         _ if gpus.is_empty() => None,
         _ => {
             return Err(OffloadError::PluginUnavailable {
@@ -499,7 +503,10 @@ fn init_state() -> Result<State> {
         // Reference (AMDGPUDeviceTy::initImpl): GV_Max_Teams = grid max x / max workgroup size.
         let max_teams = grid_max.x / max_wg;
         if max_teams == 0 {
-            return Err(OffloadError::PluginUnavailable { plugin: "amdgpu", reason: format!("device {index}: maximum number of teams cannot be zero") });
+            return Err(OffloadError::PluginUnavailable {
+                plugin: "amdgpu",
+                reason: format!("device {index}: maximum number of teams cannot be zero"),
+            });
         }
         let compute_units = get_u32(hi::AMD_AGENT_COMPUTE_UNIT_COUNT)?;
         let waves_per_cu = get_u32(hi::AMD_AGENT_MAX_WAVES_PER_CU)?;
@@ -928,7 +935,8 @@ impl Plugin for AmdgpuPlugin {
         let load = || -> Result<HsaExecutable> {
             let mut exec = HsaExecutable::default();
             // SAFETY: valid enum values, an empty options string and an out-pointer.
-            let rc = unsafe { (hsa.hsa_executable_create_alt)(consts::PROFILE_FULL, consts::FLOAT_ROUNDING_MODE_DEFAULT, empty, &mut exec) };
+            let rc =
+                unsafe { (hsa.hsa_executable_create_alt)(consts::PROFILE_FULL, consts::FLOAT_ROUNDING_MODE_DEFAULT, empty, &mut exec) };
             hsa.check(rc, "hsa_executable_create_alt")?;
             let mut loaded = HsaLoadedCodeObject::default();
             // SAFETY: live executable, agent and reader; valid out-pointer.
@@ -1072,7 +1080,9 @@ impl Plugin for AmdgpuPlugin {
             return st.hsa.check(unsafe { (st.hsa.hsa_amd_memory_pool_free)(ptr as usize as *mut c_void) }, "hsa_amd_memory_pool_free");
         }
         match (kind, dev.coarse.as_ref()) {
-            (AllocKind::Device | AllocKind::Default, Some((pool, agents))) => dev.pool.free(ptr, &PoolAlloc { hsa: st.hsa, pool: *pool, agents }),
+            (AllocKind::Device | AllocKind::Default, Some((pool, agents))) => {
+                dev.pool.free(ptr, &PoolAlloc { hsa: st.hsa, pool: *pool, agents })
+            }
             // SAFETY: the runtime frees only pointers this plugin returned, once.
             _ => st.hsa.check(unsafe { (st.hsa.hsa_amd_memory_pool_free)(ptr as usize as *mut c_void) }, "hsa_amd_memory_pool_free"),
         }
@@ -1126,7 +1136,13 @@ impl Plugin for AmdgpuPlugin {
         diag::plugin_info(info::PLUGIN_KERNEL, device, || {
             format!(
                 "Launching kernel {name} with [{},{},{}] blocks and [{},{},{}] threads in {} mode",
-                l.blocks[0], l.blocks[1], l.blocks[2], l.threads[0], l.threads[1], l.threads[2], k.grid.mode.name()
+                l.blocks[0],
+                l.blocks[1],
+                l.blocks[2],
+                l.threads[0],
+                l.threads[1],
+                l.threads[2],
+                k.grid.mode.name()
             )
         });
         if let Some(meta) = &k.meta {

@@ -433,9 +433,11 @@ impl CudaPlugin {
             if !name.starts_with(GLOBAL_CTOR_PREFIX) {
                 continue;
             }
-            let priority = name.rsplit('_').next().and_then(|p| p.parse::<u16>().ok()).ok_or_else(|| {
-                OffloadError::BadImage(format!("invalid priority for constructor or destructor '{name}'"))
-            })?;
+            let priority = name
+                .rsplit('_')
+                .next()
+                .and_then(|p| p.parse::<u16>().ok())
+                .ok_or_else(|| OffloadError::BadImage(format!("invalid priority for constructor or destructor '{name}'")))?;
             ctors.push((priority, name));
         }
         ctors.sort_by_key(|c| c.0);

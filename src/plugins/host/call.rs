@@ -19,9 +19,9 @@ core::arch::global_asm!(
     ".cfi_def_cfa_register rbp",
     "push r12",
     "push r13",
-    "mov r12, rdi",      // kernel
-    "mov r13, rsi",      // args (at least 6 readable slots)
-    "mov rcx, rdx",      // n
+    "mov r12, rdi", // kernel
+    "mov r13, rsi", // args (at least 6 readable slots)
+    "mov rcx, rdx", // n
     // Stack arguments: n - 6 when n > 6. Keep rsp 16-aligned after pushing them.
     "xor eax, eax",
     "cmp rcx, 6",

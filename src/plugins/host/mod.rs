@@ -85,9 +85,7 @@ impl Plugin for HostPlugin {
         let (path, fd) = Self::memfd_with(image, device)?;
         // SAFETY: loading a shared object runs its constructors; the image was
         // registered by the program as its own device code for this target.
-        let lib = unsafe {
-            libloading::os::unix::Library::open(Some(&path), libc::RTLD_NOW | libc::RTLD_LOCAL)
-        };
+        let lib = unsafe { libloading::os::unix::Library::open(Some(&path), libc::RTLD_NOW | libc::RTLD_LOCAL) };
         // The descriptor stays open while the image is loaded: ld.so
         // recognises already-loaded objects by path, and a reused
         // /proc/self/fd/N would hand the next device this device's copy
