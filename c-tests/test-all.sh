@@ -4,7 +4,9 @@
 # library-path replacement modes), and a smoke pass of the benchmarks.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+cargo fmt --check
 cargo build --release
+cargo clippy --release --all-targets -- -D warnings
 # Real cubins, PTX and AMDGPU code objects plus their harnesses, built from
 # ../shared/gpu-images (downloads ptxas from PyPI once; skipped if absent).
 bash c-tests/gpu-images.sh
