@@ -619,7 +619,9 @@ pub fn data_end(dev: &Device, args: &[MapArg], from_mapper: bool, post: &mut End
         let r =
             get_tgt_ptr_begin(dev, a.begin, size, update_ref, t.any(MapType::OMPX_HOLD), !t.any(MapType::IMPLICIT), t.any(MapType::DELETE));
         let Some(entry) = r.entry else {
-            if t.any(MapType::PRESENT) && (size != 0 || t.any(MapType::PRESENT)) && !dev_usm_host(a.begin) {
+            // Reference (targetDataEnd): a list item not present at exit is
+            // ignored, unless the `present` modifier demands it.
+            if t.any(MapType::PRESENT) {
                 present_missing(a.begin, size);
                 return Err(OffloadError::Mapping("present mapping missing at exit".into()));
             }
@@ -631,10 +633,6 @@ pub fn data_end(dev: &Device, args: &[MapArg], from_mapper: bool, post: &mut End
         post.push(EndItem { entry, from: t.any(MapType::FROM), may_delete: !member || ptr_and_obj });
     }
     Ok(())
-}
-
-fn dev_usm_host(_begin: usize) -> bool {
-    false
 }
 
 /// Post-processing of `targetDataEnd`: restore shadow pointers of copied-back
@@ -665,9 +663,9 @@ pub fn finish_end(dev: &Device, post: EndQueue) -> Result<()> {
     Ok(())
 }
 
-/// `targetDataUpdate`.
-pub fn data_update(dev: &Device, args: &[MapArg], from_mapper: bool) -> Result<()> {
-    let _ = from_mapper;
+/// `targetDataUpdate`. Updates change no counts, so whether the list came
+/// from a mapper makes no difference (the flag mirrors begin/end).
+pub fn data_update(dev: &Device, args: &[MapArg], _from_mapper: bool) -> Result<()> {
     for a in args {
         let t = a.ty;
         if t.any(MapType::LITERAL | MapType::PRIVATE) {
@@ -737,9 +735,7 @@ fn update_non_contiguous(dev: &Device, a: &MapArg) -> Result<()> {
         }
     }
     let d = desc.len() - merged;
-    let last = desc[desc.len() - 1];
     let chunk = desc[d - 1].count.wrapping_mul(desc[d - 1].stride);
-    let _ = last;
     fn visit(
         dev: &Device,
         a: &MapArg,
