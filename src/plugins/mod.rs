@@ -27,6 +27,12 @@ pub enum AllocKind {
 pub type ImageHandle = usize;
 /// A kernel resolved in a loaded image (its address or driver handle).
 pub type KernelHandle = u64;
+/// A queue of asynchronous work on one device (a CUDA stream, an HSA queue
+/// with its completion signals), owned by one runtime async context.
+pub type QueueHandle = u64;
+/// A point in a queue that other queues can wait for (a CUDA event, an HSA
+/// signal); attached to mapping entries whose data is still in flight.
+pub type EventHandle = u64;
 
 /// Grid the runtime asks a plugin to launch.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -82,6 +88,75 @@ pub trait Plugin: Send + Sync {
     fn memset(&self, device: usize, ptr: u64, value: u8, size: u64) -> Result<()>;
     /// Launches a kernel with pointer-sized arguments and waits for it.
     fn launch(&self, device: usize, kernel: KernelHandle, name: &str, args: &[u64], dims: &LaunchDims) -> Result<()>;
+    // ---- Asynchronous work (abi-reference: AsyncInfoTy). Plugins without
+    // queues keep the defaults: every operation completes before it returns,
+    // and the runtime never asks them for a queue or an event.
+
+    /// Whether this plugin queues work. When true the runtime sends the
+    /// copies and the launch of one construct to one queue and synchronises
+    /// (or, for `nowait`, queries) it once at the end.
+    fn has_queues(&self) -> bool {
+        false
+    }
+    /// Takes a queue for one async context (pooled; cheap after the first).
+    fn queue_acquire(&self, _device: usize) -> Result<QueueHandle> {
+        Err(crate::error::OffloadError::Internal(format!("{}: no asynchronous queues", self.name())))
+    }
+    /// Waits until everything queued has completed, then frees what the
+    /// queued work needed (launch buffers). Returns the first failure of any
+    /// queued operation. The queue stays usable.
+    fn queue_synchronize(&self, _device: usize, _queue: QueueHandle) -> Result<()> {
+        Ok(())
+    }
+    /// Non-blocking [`Plugin::queue_synchronize`]: `Ok(true)` once everything
+    /// queued has completed (clean-up done), `Ok(false)` while work is pending.
+    fn queue_query(&self, _device: usize, _queue: QueueHandle) -> Result<bool> {
+        Ok(true)
+    }
+    /// Gives a queue back to the pool; its work has completed (after a
+    /// synchronize or a query that returned true) or failed.
+    fn queue_release(&self, _device: usize, _queue: QueueHandle) {}
+    /// Queues a host → device copy.
+    ///
+    /// # Safety
+    /// `[src, src+size)` must stay readable until the queue is synchronised.
+    unsafe fn submit_async(&self, device: usize, dst: u64, src: usize, size: u64, _queue: QueueHandle) -> Result<()> {
+        // SAFETY: forwarded contract (a synchronous copy needs less).
+        unsafe { self.submit(device, dst, src, size) }
+    }
+    /// Queues a device → host copy.
+    ///
+    /// # Safety
+    /// `[dst, dst+size)` must stay writable, and not be read by the host,
+    /// until the queue is synchronised.
+    unsafe fn retrieve_async(&self, device: usize, dst: usize, src: u64, size: u64, _queue: QueueHandle) -> Result<()> {
+        // SAFETY: forwarded contract.
+        unsafe { self.retrieve(device, dst, src, size) }
+    }
+    /// Queues a launch after the work already in the queue. `args` are
+    /// copied before returning.
+    fn launch_async(
+        &self,
+        device: usize,
+        kernel: KernelHandle,
+        name: &str,
+        args: &[u64],
+        dims: &LaunchDims,
+        _queue: QueueHandle,
+    ) -> Result<()> {
+        self.launch(device, kernel, name, args, dims)
+    }
+    /// Records an event after the work queued so far on `queue`.
+    fn event_record(&self, _device: usize, _queue: QueueHandle) -> Result<EventHandle> {
+        Err(crate::error::OffloadError::Internal(format!("{}: no events", self.name())))
+    }
+    /// Makes later work on `queue` wait (on the device) for `event`.
+    fn event_wait(&self, _device: usize, _event: EventHandle, _queue: QueueHandle) -> Result<()> {
+        Ok(())
+    }
+    /// Frees an event from [`Plugin::event_record`].
+    fn event_release(&self, _device: usize, _event: EventHandle) {}
+
     /// Whether the device can access the host range directly.
     fn is_accessible(&self, _device: usize, _ptr: usize, _size: u64) -> bool {
         false
