@@ -64,6 +64,13 @@ pub trait Plugin: Send + Sync {
     }
     /// Loads an image on a device.
     fn load_binary(&self, device: usize, image: &[u8]) -> Result<ImageHandle>;
+    /// Runs the image's device destructors (global `fini` arrays), then
+    /// unloads it. The runtime calls it once per loaded image when it shuts
+    /// down (the last library unregisters), as 22.1's device deinit does;
+    /// errors are reported, not fatal.
+    fn unload_binary(&self, _device: usize, _image: ImageHandle) -> Result<()> {
+        Ok(())
+    }
     /// Resolves a kernel by name in a loaded image.
     fn get_function(&self, device: usize, image: ImageHandle, name: &str) -> Result<KernelHandle>;
     /// Resolves a global by name; `size` is the host's view of its size.
