@@ -87,12 +87,13 @@ impl Device {
         const SLOTS: usize = 8;
         type Slot = Option<(usize, usize, u64, Kernel)>;
         thread_local! {
-            static CACHE: std::cell::Cell<[Slot; SLOTS]> = const { std::cell::Cell::new([None; SLOTS]) };
+            // One cell per slot: a hit copies one slot, not the whole cache.
+            static CACHE: [std::cell::Cell<Slot>; SLOTS] = const { [const { std::cell::Cell::new(None) }; SLOTS] };
         }
         let dev_key = self as *const Device as usize;
         let version = self.kernels_version.load(Ordering::Acquire);
         let slot = (region_id ^ (region_id >> 7) ^ dev_key >> 4) % SLOTS;
-        let cached = CACHE.with(|c| c.get()[slot]);
+        let cached = CACHE.with(|c| c[slot].get());
         if let Some((d, r, v, k)) = cached
             && d == dev_key
             && r == region_id
@@ -101,11 +102,7 @@ impl Device {
             return Some(k);
         }
         let k = self.kernels.read().get(&region_id).copied()?;
-        CACHE.with(|c| {
-            let mut all = c.get();
-            all[slot] = Some((dev_key, region_id, version, k));
-            c.set(all);
-        });
+        CACHE.with(|c| c[slot].set(Some((dev_key, region_id, version, k))));
         Some(k)
     }
 
