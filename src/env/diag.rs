@@ -71,12 +71,26 @@ static POLICY: AtomicU8 = AtomicU8::new(UNSET);
 /// The policy, computing it on first use from libomp's `OMP_TARGET_OFFLOAD`
 /// value (0 disabled, 1 default, 2 mandatory) and the device count: the
 /// default becomes mandatory when at least one device exists.
+#[inline]
 pub fn policy(target_offload: impl FnOnce() -> i32, num_devices: impl FnOnce() -> usize) -> Policy {
-    match POLICY.load(Ordering::Acquire) {
-        1 => return Policy::Disabled,
-        2 => return Policy::Mandatory,
-        _ => {}
+    if let Some(p) = policy_if_known() {
+        return p;
     }
+    policy_first(target_offload, num_devices)
+}
+
+/// The policy if it was computed already.
+#[inline]
+pub fn policy_if_known() -> Option<Policy> {
+    match POLICY.load(Ordering::Acquire) {
+        1 => Some(Policy::Disabled),
+        2 => Some(Policy::Mandatory),
+        _ => None,
+    }
+}
+
+#[cold]
+fn policy_first(target_offload: impl FnOnce() -> i32, num_devices: impl FnOnce() -> usize) -> Policy {
     let p = match target_offload() {
         0 => Policy::Disabled,
         2 => Policy::Mandatory,

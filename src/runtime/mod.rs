@@ -252,6 +252,7 @@ impl Runtime {
     }
 
     /// The offload policy, computed once.
+    #[inline]
     pub fn policy(&self) -> Policy {
         diag::policy(libomp::target_offload, || self.num_devices())
     }
@@ -270,7 +271,21 @@ impl Runtime {
     }
 
     /// Like [`Runtime::device`] but aborts for a bad number, as `getDevice` callers in LLVM do.
+    #[inline]
     pub fn device_or_fatal(&self, id: i64) -> &Device {
+        // Every construct looks its device up: an existing device that has
+        // caught up with the registry needs two loads and a compare.
+        if let Some(dev) = usize::try_from(id).ok().and_then(|i| self.devices.get(i))
+            && dev.generation() == self.generation.load(Ordering::Acquire)
+        {
+            return dev;
+        }
+        self.device_or_fatal_slow(id)
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn device_or_fatal_slow(&self, id: i64) -> &Device {
         match self.device(id) {
             Ok(d) => d,
             Err(OffloadError::NoSuchDevice { device, available }) => diag::fatal_bad_device(device, available),
@@ -349,10 +364,13 @@ impl Runtime {
     /// `checkDevice`: resolves `-1` to the default device and decides
     /// whether to offload at all. `None` = decline (the caller runs the host
     /// version, or a data call does nothing).
+    #[inline]
     pub fn check_device(&self, device_id: i64, loc: &Loc) -> Option<i64> {
         if self.policy() == Policy::Disabled {
             return None;
         }
+        // The default-device ICV is per task and `omp_set_default_device`
+        // may change it at any time, so it is asked for on every call.
         let id = if device_id == -1 { libomp::default_device() as i64 } else { device_id };
         let n = self.num_devices();
         if n == 0 {
@@ -366,7 +384,18 @@ impl Runtime {
     }
 
     /// `handleTargetOutcome`.
+    #[inline]
     pub fn handle_outcome(&self, success: bool, loc: &Loc) {
+        // A successful offload without INFO table dumps has nothing to do.
+        if success && diag::policy_if_known() == Some(Policy::Mandatory) && !Self::info_on(info::DUMP_TABLE) {
+            return;
+        }
+        self.handle_outcome_slow(success, loc);
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn handle_outcome_slow(&self, success: bool, loc: &Loc) {
         let policy = self.policy();
         if !success && policy == Policy::Mandatory && self.num_devices() == 0 {
             let reg = self.registry.read();
@@ -441,6 +470,7 @@ impl Runtime {
     }
 
     /// INFO helper usable by submodules.
+    #[inline]
     pub(crate) fn info_on(bits: u32) -> bool {
         crate::env::config().info_on(bits)
     }
