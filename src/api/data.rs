@@ -10,6 +10,23 @@ use crate::runtime::data::{self, MapArg, MapperComponents};
 use crate::runtime::{self, launch};
 use core::ffi::c_void;
 
+/// Arguments of one call kept on the stack (nearly all calls have fewer).
+const ARGS_INLINE: usize = 8;
+
+/// Storage for the typed argument list of one call: on the stack up to
+/// [`ARGS_INLINE`] arguments, nothing to initialise or drop on the hot path.
+pub(crate) struct ArgBuf {
+    inline: [core::mem::MaybeUninit<MapArg>; ARGS_INLINE],
+    heap: Vec<MapArg>,
+}
+
+impl ArgBuf {
+    #[inline]
+    pub(crate) fn new() -> Self {
+        ArgBuf { inline: [const { core::mem::MaybeUninit::uninit() }; ARGS_INLINE], heap: Vec::new() }
+    }
+}
+
 /// The argument arrays of a data or kernel call, as passed by compiled code.
 #[derive(Clone, Copy)]
 pub(crate) struct RawArgs {
@@ -23,11 +40,62 @@ pub(crate) struct RawArgs {
 }
 
 impl RawArgs {
-    /// Copies the arrays into typed entries. NULL `names`/`mappers` arrays are allowed.
+    /// Copies the arrays into typed entries in `buf` and returns them.
+    /// NULL `names`/`mappers` arrays are allowed.
     ///
     /// # Safety
     /// Each non-NULL array must hold `num` elements.
-    pub(crate) unsafe fn read_into(&self, out: &mut data::ArgList) -> Result<()> {
+    #[inline(always)]
+    pub(crate) unsafe fn read_into<'a>(&self, buf: &'a mut ArgBuf) -> Result<&'a mut [MapArg]> {
+        // Every call of every construct comes through here: check the arrays
+        // with a few bit tests and copy without per-element checks; the
+        // checked reader below only runs to name the problem.
+        let n = self.num as usize;
+        let required = self.bases as usize | self.begins as usize | self.sizes as usize | self.types as usize;
+        let optional = self.names as usize | self.mappers as usize;
+        let non_null = !self.bases.is_null() && !self.begins.is_null() && !self.sizes.is_null() && !self.types.is_null();
+        if self.num < 0 || (n > 0 && (!non_null || !(required | optional).is_multiple_of(8))) {
+            // SAFETY: forwarded contract.
+            return unsafe { self.read_checked(buf) };
+        }
+        let names = self.names as *const usize;
+        let mappers = self.mappers as *const usize;
+        // The four required arrays are non-NULL and aligned (checked above)
+        // and hold `n` elements by the caller's contract; the optional ones
+        // are NULL (no names/mappers) or the same.
+        // SAFETY: called with i < n only; see above.
+        let read = |i: usize| unsafe {
+            MapArg::new(
+                *self.bases.add(i) as usize,
+                *self.begins.add(i) as usize,
+                *self.sizes.add(i),
+                MapType(*self.types.add(i) as u64),
+                if names.is_null() { 0 } else { *names.add(i) },
+                if mappers.is_null() { 0 } else { *mappers.add(i) },
+            )
+        };
+        if n > ARGS_INLINE {
+            buf.heap.clear();
+            buf.heap.extend((0..n).map(read));
+            return Ok(&mut buf.heap[..]);
+        }
+        let dst = buf.inline.as_mut_ptr() as *mut MapArg;
+        for i in 0..n {
+            // SAFETY: i < n <= ARGS_INLINE: inside the inline array.
+            unsafe { dst.add(i).write(read(i)) };
+        }
+        // SAFETY: the first `n` elements were just initialised; `MapArg` is Copy.
+        Ok(unsafe { core::slice::from_raw_parts_mut(dst, n) })
+    }
+
+    /// [`RawArgs::read_into`] with every check spelled out: the error names
+    /// the bad array.
+    ///
+    /// # Safety
+    /// As [`RawArgs::read_into`].
+    #[cold]
+    #[inline(never)]
+    unsafe fn read_checked<'a>(&self, buf: &'a mut ArgBuf) -> Result<&'a mut [MapArg]> {
         let n = usize::try_from(self.num).map_err(|_| OffloadError::InvalidArgument(format!("negative argument count {}", self.num)))?;
         // SAFETY: each array holds `n` elements by the caller's contract; NULL is checked.
         let bases = unsafe { ptr::slice(self.bases as *const usize, n, "ArgsBase")? };
@@ -41,14 +109,13 @@ impl RawArgs {
         let names = if self.names.is_null() { &[][..] } else { unsafe { ptr::slice(self.names as *const usize, n, "ArgNames")? } };
         // SAFETY: as above; a NULL mappers array means "no mappers".
         let mappers = if self.mappers.is_null() { &[][..] } else { unsafe { ptr::slice(self.mappers as *const usize, n, "ArgMappers")? } };
-        out.clear();
-        out.reserve(n);
+        buf.heap.clear();
         for i in 0..n {
             let name = names.get(i).copied().unwrap_or(0);
             let mapper = mappers.get(i).copied().unwrap_or(0);
-            out.push(MapArg::new(bases[i], begins[i], sizes[i], MapType(types[i] as u64), name, mapper));
+            buf.heap.push(MapArg::new(bases[i], begins[i], sizes[i], MapType(types[i] as u64), name, mapper));
         }
-        Ok(())
+        Ok(&mut buf.heap[..])
     }
 
     /// Writes `use_device_ptr`/`use_device_addr` results back into `ArgsBase`.
@@ -76,6 +143,7 @@ enum DataOp {
 ///
 /// # Safety
 /// `loc` is NULL or a valid `ident_t`; `raw` satisfies [`RawArgs::read`].
+#[inline(always)] // Once per export, with `op` a constant.
 unsafe fn target_data(name: &'static str, loc: *const ident_t, device_id: i64, raw: RawArgs, op: DataOp) {
     void_entry(name, || {
         // SAFETY: forwarded contract.
@@ -85,32 +153,37 @@ unsafe fn target_data(name: &'static str, loc: *const ident_t, device_id: i64, r
             crate::debug!("{name}: not offloading to device {device_id}");
             return Ok(());
         };
+        let mut buf = ArgBuf::new();
         // SAFETY: forwarded contract.
-        let mut args = data::ArgList::new();
-        // SAFETY: forwarded contract.
-        unsafe { raw.read_into(&mut args)? };
+        let args = unsafe { raw.read_into(&mut buf)? };
         let dev = rt.device_or_fatal(id);
-        let header = match op {
-            DataOp::Begin => "Entering OpenMP data region with being_mapper",
-            DataOp::End => "Exiting OpenMP data region with end_mapper",
-            DataOp::Update => "Updating data within the OpenMP data region with update_mapper",
-        };
-        launch::print_args(dev.id, || format!("{header} at {} with {} arguments:", src.source(), args.len()), &args);
+        launch::print_args(
+            dev.id,
+            || {
+                let header = match op {
+                    DataOp::Begin => "Entering OpenMP data region with being_mapper",
+                    DataOp::End => "Exiting OpenMP data region with end_mapper",
+                    DataOp::Update => "Updating data within the OpenMP data region with update_mapper",
+                };
+                format!("{header} at {} with {} arguments:", src.source(), args.len())
+            },
+            args,
+        );
         crate::debug!("{name}: device {id}, {} arguments", args.len());
         let rc = match op {
             DataOp::Begin => {
-                let mut st = data::BeginState::for_args(&args);
-                data::data_begin(rt, dev, &mut args, false, &mut st).and_then(|_| data::process_attach(dev, &st))
+                let mut st = data::BeginState::for_args(args);
+                data::data_begin(rt, dev, args, false, &mut st).and_then(|_| data::process_attach(dev, &st))
             }
             DataOp::End => {
                 let mut post = data::EndQueue::new();
-                data::data_end(dev, &args, false, &mut post).and_then(|_| data::finish_end(dev, post))
+                data::data_end(dev, args, false, &mut post).and_then(|_| data::finish_end(dev, post))
             }
-            DataOp::Update => data::data_update(dev, &args, false),
+            DataOp::Update => data::data_update(dev, args, false),
         };
         if rc.is_ok() && op == DataOp::Begin {
             // SAFETY: same arrays as read above.
-            unsafe { raw.write_back_bases(&args) };
+            unsafe { raw.write_back_bases(args) };
         }
         rt.handle_outcome(rc.is_ok(), &src);
         Ok(())

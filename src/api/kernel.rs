@@ -37,7 +37,7 @@ unsafe fn read_kernel_args<'a>(
     args: *mut __tgt_kernel_arguments,
     num_teams: i32,
     thread_limit: i32,
-    map_args: &'a mut crate::runtime::data::ArgList,
+    map_args: &'a mut super::data::ArgBuf,
 ) -> Result<LaunchRequest<'a>> {
     if args.is_null() || !(args as usize).is_multiple_of(8) {
         return Err(OffloadError::InvalidArgument("kernel arguments pointer is NULL or misaligned".into()));
@@ -54,7 +54,7 @@ unsafe fn read_kernel_args<'a>(
         mappers: head.mappers,
     };
     // SAFETY: the arrays hold NumArgs elements (caller's contract).
-    unsafe { raw.read_into(map_args)? };
+    let map_args = unsafe { raw.read_into(map_args)? };
     let unspecified = |v: i32| if v < 0 { 0 } else { v as u32 };
     let mut req = if head.version >= 2 {
         // SAFETY: Version >= 2 structs are the full 104 bytes and writable.
@@ -128,8 +128,7 @@ pub unsafe extern "C" fn __tgt_target_kernel(
             crate::debug!("__tgt_target_kernel: not offloading to device {device_id}");
             return Ok(abi::OFFLOAD_FAIL);
         };
-        // SAFETY: forwarded contract.
-        let mut map_args = crate::runtime::data::ArgList::new();
+        let mut map_args = super::data::ArgBuf::new();
         // SAFETY: forwarded contract.
         let mut req = unsafe { read_kernel_args(args, num_teams, thread_limit, &mut map_args)? };
         let dev = rt.device_or_fatal(id);
