@@ -6,10 +6,10 @@
 //! A lookup hit takes only this device's read lock and updates counts with
 //! atomics, so concurrent regions on present data do not serialise.
 
-use parking_lot::{Mutex, RwLock};
+use parking_lot::{Mutex, RwLock, RwLockWriteGuard};
 use std::collections::BTreeMap;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicPtr, AtomicU64, Ordering};
 
 /// The "infinite" count of declare-target globals and associated pointers.
 pub const INF: u64 = u64::MAX;
@@ -155,6 +155,53 @@ struct Shard {
     /// Bumped under the write lock by every change of the map, so a writer
     /// can tell that nothing changed since its read-locked lookup.
     version: AtomicU64,
+    /// The value slot (inside `map`'s nodes) of the entry found last, so
+    /// that hitting the same entry again skips the tree search. Cleared by
+    /// [`Shard::write`] before any change of the map, stored only while a
+    /// lock is held: it never points to a slot the map moved or freed. It
+    /// shares the cache line of the lock word every lookup writes anyway.
+    hint: AtomicPtr<Arc<MapEntry>>,
+}
+
+impl Shard {
+    /// The write lock; the map may change, so the hint goes.
+    #[inline]
+    fn write(&self) -> RwLockWriteGuard<'_, BTreeMap<usize, Arc<MapEntry>>> {
+        let map = self.map.write();
+        self.hint.store(core::ptr::null_mut(), Ordering::Relaxed);
+        map
+    }
+
+    /// The hinted entry if it contains `[hp, hp+size)` (`size > 0`): then it
+    /// is exactly what [`lookup_ref`] finds, since entries never overlap.
+    /// `map` is the locked map, borrowed from its guard.
+    #[inline]
+    fn hinted<'a>(&self, map: &'a BTreeMap<usize, Arc<MapEntry>>, hp: usize, size: u64) -> Option<&'a Arc<MapEntry>> {
+        let h = self.hint.load(Ordering::Relaxed);
+        if h.is_null() || size == 0 {
+            return None;
+        }
+        let _ = map;
+        // A non-NULL hint points to a value slot of this shard's map that was
+        // stored while a lock was held and after the last change of the map
+        // (every write lock clears it first); the caller holds a lock (`map`
+        // borrows its guard), so the map cannot change while `e` lives.
+        // SAFETY: a live slot of the locked, unchanging map (see above).
+        let e = unsafe { &*h };
+        let end = hp.saturating_add(size as usize);
+        (e.host_begin <= hp && end <= e.host_end).then_some(e)
+    }
+
+    /// Remembers a slot of the locked map as the hint (a lock must be held
+    /// and the map must not change before it is released).
+    #[inline]
+    fn set_hint(&self, slot: &Arc<MapEntry>) {
+        let p = slot as *const Arc<MapEntry> as *mut Arc<MapEntry>;
+        // Written only when it changes: a hit on the hinted entry stores nothing.
+        if self.hint.load(Ordering::Relaxed) != p {
+            self.hint.store(p, Ordering::Relaxed);
+        }
+    }
 }
 
 /// One device's mapping table, sharded by host address so that threads
@@ -189,12 +236,77 @@ fn query_mask(hp: usize, size: u64) -> u32 {
     shard_mask(hp, hp.saturating_add(size as usize))
 }
 
+/// The one shard of `[lo, hi)` when the range lies in one granule (nearly
+/// always), without building a mask.
+#[inline]
+fn single_shard(lo: usize, hi: usize) -> Option<usize> {
+    let first = lo >> GRANULE_BITS;
+    let last = hi.max(lo + 1).saturating_sub(1) >> GRANULE_BITS;
+    (first == last).then_some(first % SHARDS)
+}
+
 fn shard_indices(mask: u32) -> impl Iterator<Item = usize> {
     (0..SHARDS).filter(move |i| mask & (1 << i) != 0)
 }
 
+/// A lookup result borrowed from a locked shard (no reference-count traffic).
+#[derive(Debug, Clone, Copy)]
+pub enum Found<'a> {
+    /// The range lies inside this entry.
+    Contained(&'a Arc<MapEntry>),
+    /// The range overlaps this entry but is not contained in it.
+    Extends(&'a Arc<MapEntry>),
+    NotFound,
+}
+
+impl Found<'_> {
+    /// The owned form.
+    pub fn to_lookup(self) -> Lookup {
+        match self {
+            Found::Contained(e) => Lookup::Contained(e.clone()),
+            Found::Extends(e) => Lookup::Extends(e.clone()),
+            Found::NotFound => Lookup::NotFound,
+        }
+    }
+}
+
+impl Lookup {
+    /// The borrowed form.
+    pub fn as_found(&self) -> Found<'_> {
+        match self {
+            Lookup::Contained(e) => Found::Contained(e),
+            Lookup::Extends(e) => Found::Extends(e),
+            Lookup::NotFound => Found::NotFound,
+        }
+    }
+}
+
 /// The lookup rule of `lookupMapping` on an already-locked map.
 pub fn lookup_in(map: &BTreeMap<usize, Arc<MapEntry>>, hp: usize, size: u64) -> Lookup {
+    lookup_ref(map, hp, size).to_lookup()
+}
+
+/// [`lookup_in`] without taking references.
+#[inline]
+pub fn lookup_ref(map: &BTreeMap<usize, Arc<MapEntry>>, hp: usize, size: u64) -> Found<'_> {
+    if size != 0 {
+        let end = hp.saturating_add(size as usize);
+        // Fast path, one tree descent: the last entry starting before the end of
+        // the range decides hits and misses; only overlaps that are not
+        // containment (error paths) need the reference's prev/next analysis.
+        match map.range(..end).next_back().map(|(_, e)| e) {
+            None => return Found::NotFound,
+            Some(e) if e.host_end <= hp => return Found::NotFound,
+            Some(e) if e.host_begin <= hp && end <= e.host_end => return Found::Contained(e),
+            Some(_) => {}
+        }
+    }
+    lookup_ref_slow(map, hp, size)
+}
+
+/// The rest of [`lookup_ref`]: zero-length sections and partial overlaps.
+#[inline(never)]
+fn lookup_ref_slow(map: &BTreeMap<usize, Arc<MapEntry>>, hp: usize, size: u64) -> Found<'_> {
     let prev = || map.range(..=hp).next_back().map(|(_, e)| e);
     let next = || map.range(hp.saturating_add(1)..).next().map(|(_, e)| e);
     if size == 0 {
@@ -202,37 +314,28 @@ pub fn lookup_in(map: &BTreeMap<usize, Arc<MapEntry>>, hp: usize, size: u64) -> 
         if let Some(p) = prev
             && hp < p.host_end
         {
-            return Lookup::Contained(p.clone());
+            return Found::Contained(p);
         }
         // A zero-length section between an entry's base and its begin counts.
         if let Some(n) = next()
             && hp >= n.host_base
         {
-            return Lookup::Contained(n.clone());
+            return Found::Contained(n);
         }
-        return Lookup::NotFound;
+        return Found::NotFound;
     }
     let end = hp.saturating_add(size as usize);
-    // Fast path, one tree descent: the last entry starting before the end of
-    // the range decides hits and misses; only overlaps that are not
-    // containment (error paths) need the reference's prev/next analysis.
-    match map.range(..end).next_back().map(|(_, e)| e) {
-        None => return Lookup::NotFound,
-        Some(e) if e.host_end <= hp => return Lookup::NotFound,
-        Some(e) if e.host_begin <= hp && end <= e.host_end => return Lookup::Contained(e.clone()),
-        Some(_) => {}
-    }
     if let Some(p) = prev()
         && hp < p.host_end
     {
-        return if end <= p.host_end { Lookup::Contained(p.clone()) } else { Lookup::Extends(p.clone()) };
+        return if end <= p.host_end { Found::Contained(p) } else { Found::Extends(p) };
     }
     if let Some(n) = next()
         && end > n.host_begin
     {
-        return Lookup::Extends(n.clone());
+        return Found::Extends(n);
     }
-    Lookup::NotFound
+    Found::NotFound
 }
 
 /// Combines the lookups of several shards (a range over several granules):
@@ -276,6 +379,32 @@ impl MappingTable {
         (l, r)
     }
 
+    /// Finds the entry and runs `f` on the borrowed result while the read
+    /// locks are held (see [`MappingTable::lookup_then`]); also returns a
+    /// version stamp for [`MappingTable::insert_unless_mapped`].
+    #[inline]
+    pub fn lookup_with<R>(&self, hp: usize, size: u64, f: impl FnOnce(Found<'_>) -> R) -> (R, Seen) {
+        if let Some(i) = single_shard(hp, hp.saturating_add(size as usize)) {
+            let shard = &self.shards[i];
+            let map = shard.map.read();
+            let version = shard.version.load(Ordering::Acquire);
+            let found = match shard.hinted(&map, hp, size) {
+                Some(e) => Found::Contained(e),
+                None => {
+                    let found = lookup_ref(&map, hp, size);
+                    if let Found::Contained(e) = found {
+                        shard.set_hint(e);
+                    }
+                    found
+                }
+            };
+            let r = f(found);
+            return (r, Seen(Some((i, version))));
+        }
+        let (_, r, seen) = self.lookup_then_versioned(hp, size, |l| f(l.as_found()));
+        (r, seen)
+    }
+
     /// [`MappingTable::lookup_then`], also returning a version stamp for
     /// [`MappingTable::insert_unless_mapped`].
     pub fn lookup_then_versioned<R>(&self, hp: usize, size: u64, f: impl FnOnce(&Lookup) -> R) -> (Lookup, R, Seen) {
@@ -308,8 +437,34 @@ impl MappingTable {
         on_found: impl FnOnce(&Lookup),
     ) -> Insert {
         let end = begin.saturating_add(size as usize);
+        if let Some(i) = single_shard(base.min(begin), end) {
+            // The footprint lies in one shard, which holds every entry the
+            // range could overlap: one lock, no guard list.
+            let shard = &self.shards[i];
+            let mut map = shard.write();
+            if !matches!(seen.0, Some((si, v)) if si == i && shard.version.load(Ordering::Acquire) == v) {
+                let found = lookup_ref(&map, begin, size);
+                if !matches!(found, Found::NotFound) {
+                    let found = found.to_lookup();
+                    on_found(&found);
+                    return Insert::Found(found);
+                }
+            }
+            let e = Arc::new(make());
+            let slot = match map.entry(e.host_begin) {
+                std::collections::btree_map::Entry::Vacant(v) => v.insert(e.clone()),
+                std::collections::btree_map::Entry::Occupied(mut o) => {
+                    o.insert(e.clone());
+                    o.into_mut()
+                }
+            };
+            // The new entry is what the construct's next lookup (its end) finds.
+            shard.set_hint(slot);
+            shard.version.fetch_add(1, Ordering::AcqRel);
+            return Insert::Inserted(e);
+        }
         let mask = shard_mask(base.min(begin), end);
-        let mut guards: smallvec::SmallVec<[_; 4]> = shard_indices(mask).map(|i| (i, self.shards[i].map.write())).collect();
+        let mut guards: smallvec::SmallVec<[_; 4]> = shard_indices(mask).map(|i| (i, self.shards[i].write())).collect();
         let unchanged = match seen.0 {
             Some((i, v)) => mask == 1 << i && self.shards[i].version.load(Ordering::Acquire) == v,
             None => false,
@@ -334,7 +489,7 @@ impl MappingTable {
     pub fn insert(&self, entry: MapEntry) -> Arc<MapEntry> {
         let e = Arc::new(entry);
         for i in shard_indices(entry_mask(&e)) {
-            self.shards[i].map.write().insert(e.host_begin, e.clone());
+            self.shards[i].write().insert(e.host_begin, e.clone());
             self.shards[i].version.fetch_add(1, Ordering::AcqRel);
         }
         e
@@ -343,7 +498,20 @@ impl MappingTable {
     /// Removes `entry` from every shard (locks taken in shard order) when
     /// `keep` allows it and it is still in the table.
     fn remove_when(&self, entry: &Arc<MapEntry>, ok: impl FnOnce() -> bool) -> bool {
-        let mut guards: smallvec::SmallVec<[_; 4]> = shard_indices(entry_mask(entry)).map(|i| (i, self.shards[i].map.write())).collect();
+        if let Some(i) = single_shard(entry.host_base.min(entry.host_begin), entry.host_end) {
+            let shard = &self.shards[i];
+            let mut map = shard.write();
+            // One descent finds and removes the entry.
+            return match map.entry(entry.host_begin) {
+                std::collections::btree_map::Entry::Occupied(o) if Arc::ptr_eq(o.get(), entry) && ok() => {
+                    o.remove();
+                    shard.version.fetch_add(1, Ordering::AcqRel);
+                    true
+                }
+                _ => false,
+            };
+        }
+        let mut guards: smallvec::SmallVec<[_; 4]> = shard_indices(entry_mask(entry)).map(|i| (i, self.shards[i].write())).collect();
         let present = guards.first().is_some_and(|(_, m)| m.get(&entry.host_begin).is_some_and(|cur| Arc::ptr_eq(cur, entry)));
         if !present || !ok() {
             return false;
