@@ -8,7 +8,7 @@
 
 use super::Runtime;
 use super::device::Device;
-use super::mapping::{Insert, Lookup, MapEntry, Seen, Shadow};
+use super::mapping::{Found, Insert, Lookup, MapEntry, Seen, Shadow};
 use crate::abi::MapType;
 use crate::env::config::info;
 use crate::env::diag::{self, ptr};
@@ -155,21 +155,20 @@ fn refcount_str(c: u64) -> String {
 /// `Ok(None)` is LLVM's NULL result (message already printed).
 fn get_target_pointer(rt: &Runtime, dev: &Device, g: &GetTarget) -> Result<Option<TargetPointer>> {
     // Reuse decision and count update happen under the table's read lock.
-    let (found, reused, seen) = dev.table.lookup_then_versioned(g.begin, g.size, |l| {
-        match l {
-            Lookup::Contained(e) => Some(e.clone()),
-            Lookup::Extends(e) if g.implicit => Some(e.clone()),
-            _ => None,
+    let reuse = |e: &Arc<MapEntry>| {
+        if g.update_ref {
+            e.inc(g.hold);
+            (e.clone(), " (incremented)", false)
+        } else {
+            let is_new = e.total() == 1;
+            (e.clone(), " (update suppressed)", is_new)
         }
-        .map(|e| {
-            if g.update_ref {
-                e.inc(g.hold);
-                (e, " (incremented)", false)
-            } else {
-                let is_new = e.total() == 1;
-                (e, " (update suppressed)", is_new)
-            }
-        })
+    };
+    let ((reused, extends), seen) = dev.table.lookup_with(g.begin, g.size, |l| match l {
+        Found::Contained(e) => (Some(reuse(e)), None),
+        Found::Extends(e) if g.implicit => (Some(reuse(e)), None),
+        Found::Extends(e) => (None, Some(e.clone())),
+        Found::NotFound => (None, None),
     });
     let mut created = false;
     let mut tp = if let Some((e, action, is_new)) = reused {
@@ -197,7 +196,7 @@ fn get_target_pointer(rt: &Runtime, dev: &Device, g: &GetTarget) -> Result<Optio
             refcount_str(e.hold_count())
         );
         TargetPointer { tgt: e.tgt_of(g.begin), entry: Some(e), is_new, is_host: false }
-    } else if let Lookup::Extends(e) = &found {
+    } else if let Some(e) = &extends {
         diag::message(&format!(
             "explicit extension not allowed: host address specified is {} ({} bytes), but device allocation maps to host at {} ({} bytes)",
             ptr(g.begin as u64),
@@ -370,9 +369,20 @@ fn write_host_ptr(addr: usize, value: u64) {
 
 /// `targetDataBegin`. `args[i].base` is rewritten for `RETURN_PARAM` entries.
 pub fn data_begin(rt: &Runtime, dev: &Device, args: &mut [MapArg], from_mapper: bool, st: &mut BeginState) -> Result<()> {
+    let fast = !from_mapper && quiet();
     for i in 0..args.len() {
         let a = args[i];
         let t = a.ty;
+        if fast
+            && a.mapper == 0
+            && a.size > 0
+            && t.0 & !BEGIN_FAST_BITS == 0
+            && args.get(i + 1).is_none_or(|next| next.ty.member_of() != Some(i))
+            && let Some(tgt) = begin_fast(rt, dev, &a, st)?
+        {
+            args[i].resolved = Some(tgt);
+            continue;
+        }
         if t.any(MapType::LITERAL | MapType::PRIVATE) {
             continue;
         }
@@ -470,6 +480,104 @@ pub fn data_begin(rt: &Runtime, dev: &Device, args: &mut [MapArg], from_mapper: 
     Ok(())
 }
 
+/// No INFO output and no debug trace: the fast paths print nothing.
+#[inline]
+fn quiet() -> bool {
+    let c = crate::env::config();
+    c.info() == 0 && !c.debug
+}
+
+/// Map-type bits of a list item [`begin_fast`] handles exactly as the
+/// general path of [`data_begin`] would: no member, pointer, attach,
+/// `always`, `present`, private or returned-pointer semantics.
+const BEGIN_FAST_BITS: u64 =
+    MapType::TO | MapType::FROM | MapType::DELETE | MapType::TARGET_PARAM | MapType::IMPLICIT | MapType::CLOSE | MapType::OMPX_HOLD;
+
+/// [`data_begin`] for one plain list item of positive size (top level, not
+/// followed by its members, no mapper, nothing to print): takes a reference
+/// to the existing mapping under the lookup's lock, or creates the mapping.
+/// Returns the device address of the begin, or `None` when the general path
+/// must decide (partial overlaps, unified shared memory), which then looks
+/// the item up again.
+#[inline]
+fn begin_fast(rt: &Runtime, dev: &Device, a: &MapArg, st: &mut BeginState) -> Result<Option<u64>> {
+    let size = a.size as u64;
+    let hold = a.ty.any(MapType::OMPX_HOLD);
+    let implicit = a.ty.any(MapType::IMPLICIT);
+    let reuse = |e: &MapEntry| {
+        e.inc(hold);
+        Ok(e.tgt_of(a.begin))
+    };
+    let (hit, seen) = dev.table.lookup_with(a.begin, size, |l| match l {
+        Found::Contained(e) => reuse(e),
+        Found::Extends(e) if implicit => reuse(e),
+        Found::Extends(_) => Err(false),
+        Found::NotFound => Err(true),
+    });
+    match hit {
+        Ok(tgt) => Ok(Some(tgt)),
+        Err(true) if !rt.unified_shared_memory() => {
+            let g = GetTarget {
+                begin: a.begin,
+                base: a.base,
+                padding: 0,
+                size,
+                name: a.name,
+                to: a.ty.any(MapType::TO),
+                always: false,
+                implicit,
+                update_ref: true,
+                close: a.ty.any(MapType::CLOSE),
+                present: false,
+                hold,
+            };
+            let tp = create_entry(dev, &g, seen)?;
+            if tp.is_new && st.track_new_allocs {
+                st.new_allocs.push((a.begin, a.begin + size as usize));
+            }
+            Ok(Some(tp.tgt))
+        }
+        Err(_) => Ok(None),
+    }
+}
+
+/// Map-type bits of a list item [`end_fast`] handles exactly as the general
+/// path of [`data_end`] would (`present` only matters for a missing item,
+/// which [`end_fast`] leaves to the general path).
+const END_FAST_BITS: u64 = MapType::TO
+    | MapType::FROM
+    | MapType::ALWAYS
+    | MapType::DELETE
+    | MapType::TARGET_PARAM
+    | MapType::IMPLICIT
+    | MapType::CLOSE
+    | MapType::OMPX_HOLD;
+
+/// [`data_end`] for one plain list item of positive size (top level, no
+/// mapper, nothing to print): releases the reference under the lookup's
+/// lock, copies back when this was the last one (or `always`), and queues
+/// the entry for [`finish_end`]. Returns false when the item is not mapped
+/// and the general path must decide.
+#[inline]
+fn end_fast(dev: &Device, a: &MapArg, post: &mut EndQueue) -> Result<bool> {
+    let size = a.size as u64;
+    let t = a.ty;
+    let (hold, force_delete) = (t.any(MapType::OMPX_HOLD), t.any(MapType::DELETE));
+    let release = |e: &Arc<MapEntry>| Some((e.clone(), e.release(hold, force_delete), e.tgt_of(a.begin)));
+    let (hit, _) = dev.table.lookup_with(a.begin, size, |l| match l {
+        Found::Contained(e) => release(e),
+        Found::Extends(e) if t.any(MapType::IMPLICIT) => release(e),
+        _ => None,
+    });
+    let Some((entry, is_last, tgt)) = hit else { return Ok(false) };
+    let from = t.any(MapType::FROM);
+    if from && (is_last || t.any(MapType::ALWAYS)) {
+        retrieve(dev, a.begin, tgt, size, a.name)?;
+    }
+    post.push(EndItem { entry, from, may_delete: true });
+    Ok(true)
+}
+
 fn null_pointer(present: bool) -> OffloadError {
     let why = if present { "'present' map type modifier" } else { "device failure or illegal mapping" };
     diag::report(&format!("Call to getTargetPointer returned null pointer ({why})."));
@@ -477,7 +585,15 @@ fn null_pointer(present: bool) -> OffloadError {
 }
 
 /// Processes the deferred ATTACH entries of a construct (§6.8).
+#[inline]
 pub fn process_attach(dev: &Device, st: &BeginState) -> Result<()> {
+    if st.attach.is_empty() {
+        return Ok(());
+    }
+    process_attach_entries(dev, st)
+}
+
+fn process_attach_entries(dev: &Device, st: &BeginState) -> Result<()> {
     let always_cfg = crate::env::config().attach_always;
     let is_new = |addr: usize| st.new_allocs.iter().any(|&(b, e)| addr >= b && addr < e);
     for a in &st.attach {
@@ -559,15 +675,13 @@ pub fn get_tgt_ptr_begin(
     // Without a count update (struct members) "last" still tells whether the
     // owning entry is about to go, which decides the member's copy-back.
     let decide = |e: &Arc<MapEntry>| if update_ref { e.release(hold, force_delete) } else { e.dec_should_remove(hold, force_delete) };
-    let (found, is_last) = dev.table.lookup_then(begin, size, |l| match l {
-        Lookup::Contained(e) => decide(e),
-        Lookup::Extends(e) if !must_contain => decide(e),
-        _ => false,
+    let (found, _) = dev.table.lookup_with(begin, size, |l| match l {
+        Found::Contained(e) => Some((e.clone(), decide(e))),
+        Found::Extends(e) if !must_contain => Some((e.clone(), decide(e))),
+        _ => None,
     });
-    let e = match found {
-        Lookup::Contained(e) => e,
-        Lookup::Extends(e) if !must_contain => e,
-        _ => return TgtPtrBegin { tgt: begin as u64, entry: None, is_last: false },
+    let Some((e, is_last)) = found else {
+        return TgtPtrBegin { tgt: begin as u64, entry: None, is_last: false };
     };
     let action = match (update_ref, is_last, force_delete) {
         (false, _, _) => " (update suppressed)",
@@ -600,9 +714,13 @@ pub struct EndItem {
 /// `targetDataEnd`: copies back and releases; deletions are queued in `post`
 /// and done by [`finish_end`] once all copies completed.
 pub fn data_end(dev: &Device, args: &[MapArg], from_mapper: bool, post: &mut EndQueue) -> Result<()> {
+    let fast = !from_mapper && quiet();
     for i in (0..args.len()).rev() {
         let a = args[i];
         let t = a.ty;
+        if fast && a.mapper == 0 && a.size > 0 && t.0 & !END_FAST_BITS == 0 && end_fast(dev, &a, post)? {
+            continue;
+        }
         if t.any(MapType::LITERAL | MapType::PRIVATE | MapType::ATTACH) {
             continue;
         }
@@ -637,7 +755,15 @@ pub fn data_end(dev: &Device, args: &[MapArg], from_mapper: bool, post: &mut End
 
 /// Post-processing of `targetDataEnd`: restore shadow pointers of copied-back
 /// entries, then remove entries whose count reached zero and free their memory.
+#[inline] // Inlined into its callers, the queue is not moved (copied) into the call.
 pub fn finish_end(dev: &Device, post: EndQueue) -> Result<()> {
+    if post.is_empty() {
+        return Ok(());
+    }
+    finish_end_items(dev, &post)
+}
+
+fn finish_end_items(dev: &Device, post: &[EndItem]) -> Result<()> {
     for item in post {
         if item.from {
             for s in item.entry.shadows.lock().iter() {
