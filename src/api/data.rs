@@ -177,7 +177,7 @@ unsafe fn target_data(name: &'static str, loc: *const ident_t, device_id: i64, r
             }
             DataOp::End => {
                 let mut post = data::EndQueue::new();
-                data::data_end(dev, args, false, &mut post).and_then(|_| data::finish_end(dev, post))
+                data::data_end(dev, args, false, &mut post).and_then(|_| data::finish_end_items(dev, &post))
             }
             DataOp::Update => data::data_update(dev, args, false),
         };

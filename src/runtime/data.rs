@@ -755,15 +755,13 @@ pub fn data_end(dev: &Device, args: &[MapArg], from_mapper: bool, post: &mut End
 
 /// Post-processing of `targetDataEnd`: restore shadow pointers of copied-back
 /// entries, then remove entries whose count reached zero and free their memory.
-#[inline] // Inlined into its callers, the queue is not moved (copied) into the call.
 pub fn finish_end(dev: &Device, post: EndQueue) -> Result<()> {
-    if post.is_empty() {
-        return Ok(());
-    }
     finish_end_items(dev, &post)
 }
 
-fn finish_end_items(dev: &Device, post: &[EndItem]) -> Result<()> {
+/// [`finish_end`] on a borrowed queue: the hot paths call this one, so the
+/// queue (~140 bytes inline) is not copied into the call.
+pub fn finish_end_items(dev: &Device, post: &[EndItem]) -> Result<()> {
     for item in post {
         if item.from {
             for s in item.entry.shadows.lock().iter() {

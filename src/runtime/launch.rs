@@ -107,7 +107,7 @@ impl Runtime {
         })?;
         if has_args {
             let mut post = data::EndQueue::new();
-            data::data_end(dev, req.args, false, &mut post).and_then(|_| data::finish_end(dev, post)).inspect_err(|_| {
+            data::data_end(dev, req.args, false, &mut post).and_then(|_| data::finish_end_items(dev, &post)).inspect_err(|_| {
                 diag::report("Call to targetDataEnd failed, abort target.");
                 diag::report("Failed to process data after launching the kernel.");
             })?;
@@ -125,7 +125,13 @@ impl Runtime {
         privates: &mut Vec<u64>,
     ) -> Result<()> {
         // The parameter value produced for each entry (device base address).
-        let mut value_of: smallvec::SmallVec<[Option<u64>; 16]> = smallvec::smallvec![None; req.args.len()];
+        // Only lambda captures read the values of other entries: the list is
+        // built (and its inline array written) only for constructs with one.
+        let lambda = |t: MapType| {
+            !t.any(MapType::TARGET_PARAM) && t.has(MapType::PTR_AND_OBJ | MapType::LITERAL | MapType::IMPLICIT) && t.member_of().is_some()
+        };
+        let mut value_of: smallvec::SmallVec<[Option<u64>; 16]> =
+            if req.args.iter().any(|a| lambda(a.ty)) { smallvec::smallvec![None; req.args.len()] } else { smallvec::SmallVec::new() };
         for (i, a) in req.args.iter().enumerate() {
             let t = a.ty;
             if !t.any(MapType::TARGET_PARAM) {
@@ -175,7 +181,9 @@ impl Runtime {
                     }
                 }
             };
-            value_of[i] = Some(value);
+            if let Some(v) = value_of.get_mut(i) {
+                *v = Some(value);
+            }
             params.push(value);
         }
         Ok(())
