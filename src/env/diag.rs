@@ -33,17 +33,33 @@ pub fn report(text: &str) {
 }
 
 /// `omptarget device <d> info: ...` when `bits` are enabled in LIBOMPTARGET_INFO.
+#[inline]
 pub fn info(bits: u32, device: usize, text: impl FnOnce() -> String) {
     if config().info_on(bits) {
-        let _ = writeln!(std::io::stderr().lock(), "omptarget device {device} info: {}", text());
+        info_line(device, text);
     }
 }
 
+/// The printing half of [`info`], out of line: callers on hot paths keep
+/// only the flag test, small enough to be inlined.
+#[cold]
+#[inline(never)]
+fn info_line(device: usize, text: impl FnOnce() -> String) {
+    let _ = writeln!(std::io::stderr().lock(), "omptarget device {device} info: {}", text());
+}
+
 /// `"PluginInterface" device <d> info: ...` for plugin-level INFO lines.
+#[inline]
 pub fn plugin_info(bits: u32, device: usize, text: impl FnOnce() -> String) {
     if config().info_on(bits) {
-        let _ = writeln!(std::io::stderr().lock(), "\"PluginInterface\" device {device} info: {}", text());
+        plugin_info_line(device, text);
     }
+}
+
+#[cold]
+#[inline(never)]
+fn plugin_info_line(device: usize, text: impl FnOnce() -> String) {
+    let _ = writeln!(std::io::stderr().lock(), "\"PluginInterface\" device {device} info: {}", text());
 }
 
 /// `omptarget fatal error <code>: ...` then `abort()`, optionally prefixed by

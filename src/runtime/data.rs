@@ -330,6 +330,7 @@ pub fn describe(e: &MapEntry) -> String {
     )
 }
 
+#[inline(always)] // A flag test and the plugin call: not worth a call of its own.
 fn submit(dev: &Device, tgt: u64, host: usize, size: u64, name: usize) -> Result<()> {
     diag::info(info::DATA_TRANSFER, dev.id, || {
         format!("Copying data from host to device, HstPtr={}, TgtPtr={}, Size={size}, Name={}", ptr(host as u64), ptr(tgt), name_of(name))
@@ -339,6 +340,7 @@ fn submit(dev: &Device, tgt: u64, host: usize, size: u64, name: usize) -> Result
     unsafe { dev.submit(tgt, host, size) }.inspect_err(|_| diag::report("Copying data to device failed."))
 }
 
+#[inline(always)] // A flag test and the plugin call: not worth a call of its own.
 fn retrieve(dev: &Device, host: usize, tgt: u64, size: u64, name: usize) -> Result<()> {
     diag::info(info::DATA_TRANSFER, dev.id, || {
         format!("Copying data from device to host, TgtPtr={}, HstPtr={}, Size={size}, Name={}", ptr(tgt), ptr(host as u64), name_of(name))
