@@ -161,9 +161,54 @@ struct Shard {
     /// lock is held: it never points to a slot the map moved or freed. It
     /// shares the cache line of the lock word every lookup writes anyway.
     hint: AtomicPtr<Arc<MapEntry>>,
+    /// The allocation of the entry removed last (`Arc::into_raw`, or NULL),
+    /// reused by the next insertion once no one else holds it: a region that
+    /// maps and unmaps a fresh list item then allocates no entry. Touched
+    /// only under the write lock.
+    spare: AtomicPtr<MapEntry>,
+}
+
+impl Drop for Shard {
+    fn drop(&mut self) {
+        let p = *self.spare.get_mut();
+        if !p.is_null() {
+            // SAFETY: a non-NULL spare is an `Arc::into_raw` pointer owned by the shard.
+            drop(unsafe { Arc::from_raw(p) });
+        }
+    }
 }
 
 impl Shard {
+    /// An entry holding `make()`, in the spare allocation when nobody holds
+    /// that one any more (call under the write lock).
+    #[inline]
+    fn new_entry(&self, make: impl FnOnce() -> MapEntry) -> Arc<MapEntry> {
+        let p = self.spare.swap(core::ptr::null_mut(), Ordering::AcqRel);
+        if !p.is_null() {
+            // The swap handed the shard's ownership of the spare to us.
+            // SAFETY: a non-NULL spare is an `Arc::into_raw` pointer owned by the shard.
+            let mut spare = unsafe { Arc::from_raw(p) };
+            // Unique: every lookup that could still see the old entry has
+            // dropped its reference, so reusing it is invisible.
+            if let Some(e) = Arc::get_mut(&mut spare) {
+                *e = make();
+                return spare;
+            }
+        }
+        Arc::new(make())
+    }
+
+    /// Keeps a removed entry's allocation for [`Shard::new_entry`] (call
+    /// under the write lock).
+    #[inline]
+    fn keep_spare(&self, e: Arc<MapEntry>) {
+        let old = self.spare.swap(Arc::into_raw(e) as *mut MapEntry, Ordering::AcqRel);
+        if !old.is_null() {
+            // SAFETY: as in `new_entry`: the swap handed us the old spare.
+            drop(unsafe { Arc::from_raw(old) });
+        }
+    }
+
     /// The write lock; the map may change, so the hint goes.
     #[inline]
     fn write(&self) -> RwLockWriteGuard<'_, BTreeMap<usize, Arc<MapEntry>>> {
@@ -450,7 +495,7 @@ impl MappingTable {
                     return Insert::Found(found);
                 }
             }
-            let e = Arc::new(make());
+            let e = shard.new_entry(make);
             let slot = match map.entry(e.host_begin) {
                 std::collections::btree_map::Entry::Vacant(v) => v.insert(e.clone()),
                 std::collections::btree_map::Entry::Occupied(mut o) => {
@@ -504,7 +549,7 @@ impl MappingTable {
             // One descent finds and removes the entry.
             return match map.entry(entry.host_begin) {
                 std::collections::btree_map::Entry::Occupied(o) if Arc::ptr_eq(o.get(), entry) && ok() => {
-                    o.remove();
+                    shard.keep_spare(o.remove());
                     shard.version.fetch_add(1, Ordering::AcqRel);
                     true
                 }
@@ -614,6 +659,42 @@ mod tests {
         });
         assert_eq!(lasts, 1);
         assert_eq!(e.total(), 0);
+    }
+
+    #[test]
+    fn removed_entries_are_reused_only_when_unreferenced() {
+        let t = MappingTable::default();
+        let insert =
+            |b: usize| match t.insert_unless_mapped(Seen(None), b, b, 8, || MapEntry::new(b, b, 8, b as u64, b as u64, 0, false), |_| {}) {
+                Insert::Inserted(e) => e,
+                Insert::Found(_) => panic!("range already mapped"),
+            };
+        let e1 = insert(0x1000);
+        e1.dec(false);
+        assert!(t.remove_if_unused(&e1));
+        // Still referenced: the next entry must not take its allocation.
+        let e2 = insert(0x2000);
+        assert!(!Arc::ptr_eq(&e1, &e2));
+        assert_eq!((e1.host_begin, e1.tgt_begin), (0x1000, 0x1000));
+        e2.dec(false);
+        assert!(t.remove_if_unused(&e2));
+        drop(e2);
+        // Unreferenced now: reused, with the new contents only.
+        let e3 = insert(0x3000);
+        assert_eq!((e3.host_begin, e3.host_end, e3.tgt_begin, e3.dyn_count()), (0x3000, 0x3008, 0x3000, 1));
+        assert!(matches!(t.lookup(0x3004, 4), Lookup::Contained(e) if Arc::ptr_eq(&e, &e3)));
+        assert!(matches!(t.lookup(0x2000, 8), Lookup::NotFound));
+    }
+
+    #[test]
+    fn hint_follows_changes() {
+        let t = table(&[(0x1000, 0x1000, 16), (0x2000, 0x2000, 16)]);
+        let hit = |hp: usize| t.lookup_with(hp, 4, |f| matches!(f, Found::Contained(e) if e.contains(hp))).0;
+        assert!(hit(0x1004) && hit(0x1008) && hit(0x2004) && hit(0x1000));
+        let e = t.lookup(0x1000, 16).entry().unwrap().clone();
+        assert!(t.remove(&e));
+        assert!(!hit(0x1004), "a removed entry is not found through the hint");
+        assert!(hit(0x2000));
     }
 
     #[test]
