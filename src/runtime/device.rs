@@ -48,6 +48,8 @@ pub struct Device {
     pub plugin: &'static dyn Plugin,
     /// The plugin's own number for this device.
     pub plugin_device: usize,
+    /// Whether the plugin queues work (`Plugin::has_queues`), read once.
+    pub queued: bool,
     pub table: MappingTable,
     /// Region id → kernel, for every loaded library.
     pub(super) kernels: RwLock<HashMap<usize, Kernel, AddrHash>>,
@@ -71,6 +73,7 @@ impl Device {
             id,
             plugin,
             plugin_device,
+            queued: plugin.has_queues(),
             table: MappingTable::default(),
             kernels: RwLock::new(HashMap::default()),
             kernels_version: AtomicU64::new(0),
