@@ -34,6 +34,10 @@
  * queued work still names print "[mock-cuda-async] WARNING: ..." (a buffer
  * freed before the stream completed).
  *
+ * Contexts: the context made current by cuCtxSetCurrent is tracked per host
+ * thread; enqueueing work or creating streams/events without one fails with
+ * CUDA_ERROR_INVALID_CONTEXT and a WARNING.
+ *
  * Introspection for tests: mock_async_get_stats(), mock_async_origin(name)
  * (the file RTLD_NEXT resolves name to). MOCK_ASYNC_TRACE=1 logs to stderr.
  *
@@ -57,6 +61,7 @@ enum {
   CUDA_SUCCESS = 0,
   CUDA_ERROR_INVALID_VALUE = 1,
   CUDA_ERROR_OUT_OF_MEMORY = 2,
+  CUDA_ERROR_INVALID_CONTEXT = 201,
   CUDA_ERROR_INVALID_HANDLE = 400,
   CUDA_ERROR_NOT_READY = 600,
   CUDA_ERROR_LAUNCH_FAILED = 719,
@@ -102,8 +107,37 @@ struct mock_async_stats {
   unsigned long warnings;  /* WARNING lines printed */
   unsigned long streams;   /* live streams */
   unsigned long events;    /* live events */
+  unsigned long no_context; /* calls refused: no context current on the calling thread */
 };
 static struct mock_async_stats stats;
+
+/* ------------------------------------------------------------ contexts ---- */
+
+/* The context current on each host thread. Work enqueued, and streams and
+ * events created, on a thread without one are refused with
+ * CUDA_ERROR_INVALID_CONTEXT, so a plugin that forgets cuCtxSetCurrent on a
+ * thread it did not initialise on is caught (mock-cuda accepts anything). */
+static __thread CUcontext current_ctx;
+
+EXPORT CUresult cuCtxSetCurrent(CUcontext c) {
+  current_ctx = c;
+  return NEXT(CUresult (*)(CUcontext), "cuCtxSetCurrent")(c);
+}
+EXPORT CUresult cuCtxGetCurrent(CUcontext *c) {
+  *c = current_ctx;
+  return CUDA_SUCCESS;
+}
+
+static int no_context(const char *call) {
+  if (current_ctx)
+    return 0;
+  pthread_mutex_lock(&lock);
+  stats.no_context++;
+  stats.warnings++;
+  pthread_mutex_unlock(&lock);
+  fprintf(stderr, "[mock-cuda-async] WARNING: %s on a thread without a current context\n", call);
+  return 1;
+}
 
 /* ------------------------------------------------------------ the queues --- */
 
@@ -259,6 +293,11 @@ static void flush_all(void) {
 
 /* Queues `o` on stream `sh`; runs it now for the NULL or an unknown stream. */
 static CUresult enqueue(void *sh, struct op *o) {
+  if (no_context("enqueueing stream work")) {
+    free(o->params);
+    free(o);
+    return CUDA_ERROR_INVALID_CONTEXT;
+  }
   pthread_mutex_lock(&lock);
   struct stream *s = find_stream(sh);
   CUresult r = CUDA_SUCCESS;
@@ -362,6 +401,8 @@ EXPORT CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned 
                                unsigned smem, void *s, void **params, void **extra) {
   if (!f)
     return CUDA_ERROR_INVALID_HANDLE;
+  if (no_context("cuLaunchKernel"))
+    return CUDA_ERROR_INVALID_CONTEXT;
   /* Launch-configuration errors are reported at the call, as by the driver. */
   if (gx == 0 || gy == 0 || gz == 0 || bx == 0 || by == 0 || bz == 0 || (uint64_t)bx * by * bz > 1024 || bz > 64 || gy > 65535 ||
       gz > 65535)
@@ -407,6 +448,8 @@ EXPORT CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned 
 /* ------------------------------------------------------------ streams ----- */
 
 EXPORT CUresult cuStreamCreate(void **out, unsigned flags) {
+  if (no_context("cuStreamCreate"))
+    return CUDA_ERROR_INVALID_CONTEXT;
   struct stream *s = calloc(1, sizeof *s);
   if (!s)
     return CUDA_ERROR_OUT_OF_MEMORY;
@@ -495,6 +538,8 @@ EXPORT CUresult cuCtxSynchronize(void) {
 /* ------------------------------------------------------------ events ------ */
 
 EXPORT CUresult cuEventCreate(void **out, unsigned flags) {
+  if (no_context("cuEventCreate"))
+    return CUDA_ERROR_INVALID_CONTEXT;
   struct event *e = calloc(1, sizeof *e);
   if (!e)
     return CUDA_ERROR_OUT_OF_MEMORY;
@@ -627,6 +672,9 @@ EXPORT CUresult cuGetErrorString(CUresult e, const char **s) {
   switch (e) {
   case CUDA_ERROR_NOT_READY:
     *s = "device not ready";
+    return CUDA_SUCCESS;
+  case CUDA_ERROR_INVALID_CONTEXT:
+    *s = "invalid device context";
     return CUDA_SUCCESS;
   case CUDA_ERROR_LAUNCH_FAILED:
     *s = "unspecified launch failure";
