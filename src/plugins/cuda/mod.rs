@@ -1056,7 +1056,7 @@ impl Plugin for CudaPlugin {
         let k = self.launch_kernel(device, kernel, name)?;
         let q = self.queue(queue, device)?;
         let (d, dev, ctx) = self.active(device)?;
-        let mut st = q.lock();
+        let mut st = q.state.lock();
         st.pending = true;
         let stream = st.stream.0;
         // The launch environment stays with the queue until it completes.

@@ -109,8 +109,13 @@ pub(super) enum Deferred {
 }
 
 /// One queue: a stream of `device` and its deferred clean-up.
-pub(super) struct QueueState {
+pub(super) struct QueueEntry {
     pub device: usize,
+    pub state: Mutex<QueueState>,
+}
+
+/// The mutable part of a queue, locked while its stream is used.
+pub(super) struct QueueState {
     pub stream: Handle,
     pub deferred: Vec<Deferred>,
     /// Work was queued since the stream was last seen complete.
@@ -119,7 +124,7 @@ pub(super) struct QueueState {
     pub failed: bool,
 }
 
-pub(super) type Queue = Arc<Mutex<QueueState>>;
+pub(super) type Queue = Arc<QueueEntry>;
 
 /// One recorded event.
 #[derive(Debug, Clone, Copy)]
@@ -171,9 +176,8 @@ impl CudaPlugin {
             .get(handle)
             .cloned()
             .ok_or_else(|| OffloadError::Internal(format!("cuda: unknown queue handle {handle:#x}")))?;
-        let owner = q.lock().device;
-        if owner != device {
-            return Err(OffloadError::Internal(format!("cuda: queue {handle:#x} belongs to device {owner}, not {device}")));
+        if q.device != device {
+            return Err(OffloadError::Internal(format!("cuda: queue {handle:#x} belongs to device {}, not {device}", q.device)));
         }
         Ok(q)
     }
@@ -191,8 +195,8 @@ impl CudaPlugin {
     pub(super) fn queue_acquire_impl(&self, device: usize) -> Result<QueueHandle> {
         let (d, _, ctx) = self.active(device)?;
         let stream = self.take_stream(d, ctx)?;
-        let state = QueueState { device, stream, deferred: Vec::new(), pending: false, failed: false };
-        match self.queues.lock().insert(Arc::new(Mutex::new(state))) {
+        let state = QueueState { stream, deferred: Vec::new(), pending: false, failed: false };
+        match self.queues.lock().insert(Arc::new(QueueEntry { device, state: Mutex::new(state) })) {
             Some(h) => Ok(h),
             None => {
                 self.return_stream(d, ctx, stream, false);
@@ -203,8 +207,11 @@ impl CudaPlugin {
 
     pub(super) fn queue_synchronize_impl(&self, device: usize, queue: QueueHandle) -> Result<()> {
         let q = self.queue(queue, device)?;
+        let mut st = q.state.lock();
+        if !st.pending {
+            return Ok(()); // Nothing queued since the stream was last seen complete.
+        }
         let (d, _, ctx) = self.active(device)?;
-        let mut st = q.lock();
         // SAFETY: the stream belongs to this device's context, which is current.
         let rc = unsafe { (d.cuStreamSynchronize)(st.stream.0) };
         Self::completed(d, ctx, &mut st);
@@ -222,7 +229,10 @@ impl CudaPlugin {
             drop(q);
             return self.queue_synchronize_impl(device, queue).map(|()| true);
         };
-        let mut st = q.lock();
+        let mut st = q.state.lock();
+        if !st.pending {
+            return Ok(true);
+        }
         // SAFETY: the stream belongs to this device's context, which is current.
         let rc = unsafe { query(st.stream.0) };
         match rc {
@@ -244,11 +254,11 @@ impl CudaPlugin {
             crate::debug!("cuda: releasing unknown queue handle {queue:#x}: ignored");
             return;
         };
-        let mut st = q.lock();
-        if st.device != device {
-            crate::debug!("cuda: queue {queue:#x} of device {} released as device {device}", st.device);
+        if q.device != device {
+            crate::debug!("cuda: queue {queue:#x} of device {} released as device {device}", q.device);
         }
-        let Ok((d, _, ctx)) = self.active(st.device) else { return };
+        let Ok((d, _, ctx)) = self.active(q.device) else { return };
+        let mut st = q.state.lock();
         if st.pending {
             // The contract says its work completed; make sure before reusing
             // the stream or freeing buffers that work may still read.
@@ -272,7 +282,7 @@ impl CudaPlugin {
             return Ok(());
         }
         let (d, _, _) = self.active(device)?;
-        let mut st = q.lock();
+        let mut st = q.state.lock();
         st.pending = true;
         // SAFETY: `src` stays readable until the queue completes (caller's contract); `dst` is device memory of this device.
         let rc = unsafe { (d.cuMemcpyHtoDAsync_v2)(dst, src as *const core::ffi::c_void, size as usize, st.stream.0) };
@@ -289,7 +299,7 @@ impl CudaPlugin {
             return Ok(());
         }
         let (d, _, _) = self.active(device)?;
-        let mut st = q.lock();
+        let mut st = q.state.lock();
         st.pending = true;
         // SAFETY: `dst` stays writable until the queue completes (caller's contract).
         let rc = unsafe { (d.cuMemcpyDtoHAsync_v2)(dst as *mut core::ffi::c_void, src, size as usize, st.stream.0) };
@@ -313,7 +323,7 @@ impl CudaPlugin {
             }
         };
         let rc = {
-            let st = q.lock();
+            let st = q.state.lock();
             // SAFETY: a live event and stream of the current context.
             unsafe { record(event.0, st.stream.0) }
         };
@@ -337,7 +347,7 @@ impl CudaPlugin {
         let wait = d
             .cuStreamWaitEvent
             .ok_or_else(|| OffloadError::PluginUnavailable { plugin: "cuda", reason: "the driver has no cuStreamWaitEvent".into() })?;
-        let mut st = q.lock();
+        let mut st = q.state.lock();
         st.pending = true;
         // SAFETY: a live stream of the current context and a live event (events of other devices' contexts are accepted by the driver).
         d.check(unsafe { wait(st.stream.0, ev.event.0, 0) }, "cuStreamWaitEvent")
