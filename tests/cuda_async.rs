@@ -11,7 +11,9 @@
 //! queued failures surface at synchronize/query; queues and events are
 //! pooled, their handles checked; work can be enqueued and waited for from
 //! threads that never touched the device (the layer refuses work on threads
-//! without a current context); destructors run with their pointers in
+//! without a current context); peer access between two devices is asked for
+//! and enabled once per pair, with device-to-device copies otherwise (the
+//! layer presents two devices); destructors run with their pointers in
 //! priority order at `unload_binary`, which also unloads the module.
 //!
 //! One test function: the environment must be set before the plugin reads
@@ -40,6 +42,10 @@ struct Stats {
     streams: c_ulong,
     events: c_ulong,
     no_context: c_ulong,
+    peer_queries: c_ulong,
+    peer_enables: c_ulong,
+    peer_copies: c_ulong,
+    dtod_copies: c_ulong,
 }
 
 struct Shim {
@@ -142,13 +148,16 @@ fn queues_events_and_destructors_against_a_deferring_driver() {
     set_env(driver::LIBCUDA_ENV, Some(shim_path.to_str().unwrap()));
     set_env("MOCK_CUDA_EMU", Some(d.join("kernels/kernels.emu.so").to_str().unwrap()));
     set_env("MOCK_CUDA_LOG", Some(log.to_str().unwrap()));
-    for v in ["MOCK_ASYNC_NOT_READY", "MOCK_ASYNC_FAIL_KERNEL", "MOCK_CUDA_SM", "OMP_NUM_TEAMS", "OMP_TEAMS_THREAD_LIMIT"] {
+    set_env("MOCK_ASYNC_DEVICES", Some("2"));
+    for v in
+        ["MOCK_ASYNC_NOT_READY", "MOCK_ASYNC_FAIL_KERNEL", "MOCK_ASYNC_PEER", "MOCK_CUDA_SM", "OMP_NUM_TEAMS", "OMP_TEAMS_THREAD_LIMIT"]
+    {
         set_env(v, None);
     }
 
     let plugin = CudaPlugin::default();
     assert!(plugin.has_queues());
-    assert_eq!(plugin.number_of_devices(), 1);
+    assert_eq!(plugin.number_of_devices(), 2, "MOCK_ASYNC_DEVICES=2 (both backed by mock-cuda's one)");
     // SAFETY: the plugin opened this library already; opening it again only takes a reference and runs no initialiser.
     let shim = Shim { lib: unsafe { libloading::Library::new(&shim_path) }.unwrap() };
 
@@ -320,6 +329,58 @@ fn queues_events_and_destructors_against_a_deferring_driver() {
     for p in [dx, dy] {
         plugin.free(0, p, AllocKind::Default).unwrap();
     }
+
+    // --- Two devices: peer access decided once per pair, as in 22.1. --------
+    set_env("MOCK_ASYNC_PEER", Some("1"));
+    let (a0, b0) = (plugin.alloc(0, 64, AllocKind::Default).unwrap(), plugin.alloc(0, 64, AllocKind::Default).unwrap());
+    let a1 = plugin.alloc(1, 64, AllocKind::Default).unwrap();
+    let data: Vec<u8> = (0..64).collect();
+    // SAFETY: `data` holds 64 readable bytes.
+    unsafe { plugin.submit(0, a0, data.as_ptr() as usize, 64).unwrap() };
+    let s0 = shim.stats();
+    plugin.exchange(0, a0, 1, a1, 64).unwrap();
+    plugin.exchange(0, a0, 1, a1, 64).unwrap();
+    let s1 = shim.stats();
+    assert_eq!((s1.peer_queries - s0.peer_queries, s1.peer_enables - s0.peer_enables), (1, 1), "asked and enabled once for 0 -> 1");
+    assert_eq!((s1.peer_copies - s0.peer_copies, s1.dtod_copies - s0.dtod_copies), (2, 0), "two peer copies");
+    let mut got = vec![0u8; 64];
+    // SAFETY: `got` holds 64 writable bytes.
+    unsafe { plugin.retrieve(1, got.as_mut_ptr() as usize, a1, 64).unwrap() };
+    assert_eq!(got, data);
+    // 1 -> 0 is its own pair; without peer access it uses device-to-device copies, decided once too.
+    set_env("MOCK_ASYNC_PEER", Some("0"));
+    plugin.exchange(1, a1, 0, b0, 64).unwrap();
+    set_env("MOCK_ASYNC_PEER", Some("1"));
+    plugin.exchange(1, a1, 0, b0, 64).unwrap();
+    plugin.exchange(0, a0, 0, b0, 64).unwrap(); // same device: no peer question
+    let s2 = shim.stats();
+    assert_eq!((s2.peer_queries - s1.peer_queries, s2.peer_enables - s1.peer_enables), (1, 0), "1 -> 0 asked once, unavailable");
+    assert_eq!((s2.peer_copies - s1.peer_copies, s2.dtod_copies - s1.dtod_copies), (0, 3), "device-to-device copies");
+    // SAFETY: `got` holds 64 writable bytes.
+    unsafe { plugin.retrieve(0, got.as_mut_ptr() as usize, b0, 64).unwrap() };
+    assert_eq!(got, data);
+    // An event of a device-0 queue orders a device-1 queue.
+    let (q0, q1) = (plugin.queue_acquire(0).unwrap(), plugin.queue_acquire(1).unwrap());
+    let fresh: Vec<u8> = (0..64).rev().collect();
+    let mut seen = vec![0u8; 64];
+    // The mock's devices share memory, so device 1's copy may name device 0's buffer.
+    // SAFETY: both buffers live until the queues are synchronised inside this block.
+    unsafe {
+        plugin.submit_async(0, a0, fresh.as_ptr() as usize, 64, q0).unwrap();
+        let ev = plugin.event_record(0, q0).unwrap();
+        plugin.event_wait(1, ev, q1).unwrap();
+        plugin.retrieve_async(1, seen.as_mut_ptr() as usize, a0, 64, q1).unwrap();
+        plugin.queue_synchronize(1, q1).unwrap();
+        plugin.event_release(0, ev);
+    }
+    assert_eq!(seen, fresh, "device 1's copy waited for device 0's");
+    plugin.queue_synchronize(0, q0).unwrap();
+    plugin.queue_release(0, q0);
+    plugin.queue_release(1, q1);
+    for (dev, p) in [(0, a0), (0, b0), (1, a1)] {
+        plugin.free(dev, p, AllocKind::Default).unwrap();
+    }
+    assert_eq!(plugin.live_async_handles(), (0, 0));
 
     // --- Device destructors at unload. ---------------------------------------
     let dtors_cubin = d.join("extra/dtors.sm_90.cubin");

@@ -35,7 +35,7 @@ int main(int argc, char **argv) {
   int bad = 0;
   const char *own[] = {"cuStreamCreate", "cuStreamSynchronize", "cuStreamQuery", "cuStreamWaitEvent", "cuEventRecord",
                        "cuEventSynchronize", "cuCtxSynchronize", "cuLaunchKernel", "cuMemcpyHtoDAsync_v2",
-                       "cuMemcpyDtoHAsync_v2", "cuMemsetD8Async", "cuMemsetD32Async", "cuCtxSetCurrent", NULL};
+                       "cuMemcpyDtoHAsync_v2", "cuMemsetD8Async", "cuMemsetD32Async", "cuCtxSetCurrent", "cuDeviceGetCount", NULL};
   const char *theirs[] = {"cuInit", "cuModuleLoadDataEx", "cuModuleGetGlobal_v2", "cuMemAlloc_v2", "cuDeviceGetAttribute", NULL};
   for (int i = 0; own[i]; i++) {
     Dl_info info;

@@ -34,6 +34,10 @@
  * queued work still names print "[mock-cuda-async] WARNING: ..." (a buffer
  * freed before the stream completed).
  *
+ * Devices: MOCK_ASYNC_DEVICES=N presents N devices backed by mock-cuda's one
+ * (distinct primary contexts); MOCK_ASYNC_PEER=1 lets them access each
+ * other (cuDeviceCanAccessPeer, cuCtxEnablePeerAccess are counted).
+ *
  * Contexts: the context made current by cuCtxSetCurrent is tracked per host
  * thread; enqueueing work or creating streams/events without one fails with
  * CUDA_ERROR_INVALID_CONTEXT and a WARNING.
@@ -108,8 +112,62 @@ struct mock_async_stats {
   unsigned long streams;   /* live streams */
   unsigned long events;    /* live events */
   unsigned long no_context; /* calls refused: no context current on the calling thread */
+  unsigned long peer_queries; /* cuDeviceCanAccessPeer calls */
+  unsigned long peer_enables; /* cuCtxEnablePeerAccess calls */
+  unsigned long peer_copies;  /* cuMemcpyPeerAsync calls */
+  unsigned long dtod_copies;  /* cuMemcpyDtoDAsync(_v2) / cuMemcpyAsync calls */
 };
 static struct mock_async_stats stats;
+
+/* ------------------------------------------------------------ devices ----- */
+
+/* MOCK_ASYNC_DEVICES=N (1..8, default 1) devices, all mock-cuda's one device
+ * (same host memory), each with its own primary context handle, so a plugin's
+ * per-device state and peer copies can be exercised. cuDeviceCanAccessPeer
+ * answers MOCK_ASYNC_PEER (default 0) for two different devices, read at each
+ * call; cuCtxEnablePeerAccess answers CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED
+ * (704) the second time for a pair. */
+#define MAX_DEVICES 8
+static int num_devices(void) {
+  const char *e = getenv("MOCK_ASYNC_DEVICES");
+  int n = e && *e ? atoi(e) : 1;
+  return n < 1 ? 1 : n > MAX_DEVICES ? MAX_DEVICES : n;
+}
+static char device_ctx[MAX_DEVICES];
+static unsigned char peer_enabled[MAX_DEVICES][MAX_DEVICES];
+static int ctx_device(CUcontext c) {
+  for (int i = 0; i < MAX_DEVICES; i++)
+    if (c == (CUcontext)&device_ctx[i])
+      return i;
+  return -1;
+}
+
+EXPORT CUresult cuDeviceGetCount(int *n) {
+  *n = num_devices();
+  return CUDA_SUCCESS;
+}
+EXPORT CUresult cuDeviceGet(int *d, int ordinal) {
+  if (ordinal < 0 || ordinal >= num_devices())
+    return CUDA_ERROR_INVALID_VALUE;
+  *d = ordinal;
+  return CUDA_SUCCESS;
+}
+EXPORT CUresult cuDevicePrimaryCtxRetain(CUcontext *c, int d) {
+  if (d < 0 || d >= num_devices())
+    return CUDA_ERROR_INVALID_VALUE;
+  CUresult r = NEXT(CUresult (*)(CUcontext *, int), "cuDevicePrimaryCtxRetain")(c, 0);
+  if (r == CUDA_SUCCESS)
+    *c = (CUcontext)&device_ctx[d];
+  return r;
+}
+EXPORT CUresult cuDeviceCanAccessPeer(int *can, int a, int b) {
+  const char *e = getenv("MOCK_ASYNC_PEER");
+  pthread_mutex_lock(&lock);
+  stats.peer_queries++;
+  pthread_mutex_unlock(&lock);
+  *can = a != b && e && *e && *e != '0';
+  return CUDA_SUCCESS;
+}
 
 /* ------------------------------------------------------------ contexts ---- */
 
@@ -126,6 +184,19 @@ EXPORT CUresult cuCtxSetCurrent(CUcontext c) {
 EXPORT CUresult cuCtxGetCurrent(CUcontext *c) {
   *c = current_ctx;
   return CUDA_SUCCESS;
+}
+
+/* Enables access from the current context's device to `peer`'s. */
+EXPORT CUresult cuCtxEnablePeerAccess(CUcontext peer, unsigned flags) {
+  int from = ctx_device(current_ctx), to = ctx_device(peer);
+  if (from < 0 || to < 0 || from == to || flags != 0)
+    return CUDA_ERROR_INVALID_VALUE;
+  pthread_mutex_lock(&lock);
+  stats.peer_enables++;
+  int again = peer_enabled[from][to];
+  peer_enabled[from][to] = 1;
+  pthread_mutex_unlock(&lock);
+  return again ? 704 /* CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED */ : CUDA_SUCCESS;
 }
 
 static int no_context(const char *call) {
@@ -367,10 +438,21 @@ EXPORT CUresult cuMemcpyDtoHAsync_v2(void *h, CUdeviceptr d, size_t n, void *s) 
   return copy(OP_DTOH, (CUdeviceptr)(uintptr_t)h, d, n, s);
 }
 EXPORT CUresult cuMemcpyDtoHAsync(void *h, CUdeviceptr d, size_t n, void *s) { return cuMemcpyDtoHAsync_v2(h, d, n, s); }
-EXPORT CUresult cuMemcpyDtoDAsync_v2(CUdeviceptr a, CUdeviceptr b, size_t n, void *s) { return copy(OP_DTOD, a, b, n, s); }
-EXPORT CUresult cuMemcpyDtoDAsync(CUdeviceptr a, CUdeviceptr b, size_t n, void *s) { return copy(OP_DTOD, a, b, n, s); }
-EXPORT CUresult cuMemcpyAsync(CUdeviceptr a, CUdeviceptr b, size_t n, void *s) { return copy(OP_DTOD, a, b, n, s); }
+static CUresult dtod(CUdeviceptr a, CUdeviceptr b, size_t n, void *s) {
+  pthread_mutex_lock(&lock);
+  stats.dtod_copies++;
+  pthread_mutex_unlock(&lock);
+  return copy(OP_DTOD, a, b, n, s);
+}
+EXPORT CUresult cuMemcpyDtoDAsync_v2(CUdeviceptr a, CUdeviceptr b, size_t n, void *s) { return dtod(a, b, n, s); }
+EXPORT CUresult cuMemcpyDtoDAsync(CUdeviceptr a, CUdeviceptr b, size_t n, void *s) { return dtod(a, b, n, s); }
+EXPORT CUresult cuMemcpyAsync(CUdeviceptr a, CUdeviceptr b, size_t n, void *s) { return dtod(a, b, n, s); }
 EXPORT CUresult cuMemcpyPeerAsync(CUdeviceptr a, CUcontext ca, CUdeviceptr b, CUcontext cb, size_t n, void *s) {
+  if (ctx_device(ca) < 0 || ctx_device(cb) < 0)
+    return CUDA_ERROR_INVALID_CONTEXT;
+  pthread_mutex_lock(&lock);
+  stats.peer_copies++;
+  pthread_mutex_unlock(&lock);
   struct op *o = new_op(OP_PEER);
   if (!o)
     return CUDA_ERROR_OUT_OF_MEMORY;

@@ -37,6 +37,8 @@ impl CUresult {
     pub const ERROR_NO_DEVICE: CUresult = CUresult(100);
     pub const ERROR_NOT_FOUND: CUresult = CUresult(500);
     pub const ERROR_NOT_READY: CUresult = CUresult(600);
+    pub const ERROR_PEER_ACCESS_ALREADY_ENABLED: CUresult = CUresult(704);
+    pub const ERROR_TOO_MANY_PEERS: CUresult = CUresult(711);
 }
 
 pub type CUdevice = c_int;
@@ -116,6 +118,9 @@ driver_table! {
         optional fn cuDevicePrimaryCtxSetFlags_v2(device: CUdevice, flags: c_uint) -> CUresult;
         required fn cuDevicePrimaryCtxRetain(ctx: *mut CUcontext, device: CUdevice) -> CUresult;
         required fn cuCtxSetCurrent(ctx: CUcontext) -> CUresult;
+        // Peer copies between devices; without them, device-to-device copies.
+        optional fn cuDeviceCanAccessPeer(can: *mut c_int, device: CUdevice, peer: CUdevice) -> CUresult;
+        optional fn cuCtxEnablePeerAccess(peer: CUcontext, flags: c_uint) -> CUresult;
         optional fn cuCtxSetLimit(limit: c_int, value: usize) -> CUresult;
         // Modules, kernels, globals.
         required fn cuModuleLoadDataEx(module: *mut CUmodule, image: *const c_void, num_options: c_uint, options: *mut c_uint, values: *mut *mut c_void) -> CUresult;

@@ -161,6 +161,8 @@ struct DeviceCtx {
     streams: Mutex<Vec<Handle>>,
     /// Idle events (created with `CU_EVENT_DISABLE_TIMING`).
     events: Mutex<Vec<Handle>>,
+    /// Peer access to other devices (by index), once decided.
+    peers: Mutex<HashMap<usize, bool>>,
     pool: MemoryPool,
     /// Pinned host allocations (`AllocKind::Host`), freed with `cuMemFreeHost`
     /// whatever kind the caller names.
@@ -510,6 +512,42 @@ impl CudaPlugin {
         result
     }
 
+    /// Whether `src` may copy to `dst` with peer copies; the first call for a
+    /// pair asks the driver and enables access from `src`'s (current)
+    /// context, later calls use the answer (22.1: `PeerAccesses`, one state
+    /// per destination). Errors are not remembered: the next copy asks again.
+    fn peer_access(&self, d: &CudaDriver, ctx: &DeviceCtx, src: (usize, CUdevice), dst: (usize, CUdevice, Handle)) -> Result<bool> {
+        let mut peers = ctx.peers.lock();
+        if let Some(&known) = peers.get(&dst.0) {
+            return Ok(known);
+        }
+        let available = match (d.cuDeviceCanAccessPeer, d.cuCtxEnablePeerAccess) {
+            (Some(can_access), Some(enable)) => {
+                let mut can: c_int = 0;
+                // SAFETY: valid out-pointer and two device handles.
+                d.check(unsafe { can_access(&mut can, src.1, dst.1) }, "cuDeviceCanAccessPeer")?;
+                if can == 0 {
+                    false
+                } else {
+                    // SAFETY: `dst`'s retained primary context; `src`'s context is current.
+                    match unsafe { enable(dst.2.0, 0) } {
+                        // Already enabled (by the program): 22.1 would fail here.
+                        CUresult::SUCCESS | CUresult::ERROR_PEER_ACCESS_ALREADY_ENABLED => true,
+                        CUresult::ERROR_TOO_MANY_PEERS => {
+                            crate::debug!("cuda: too many peers: device {} -> {} falls back to device-to-device copies", src.0, dst.0);
+                            false
+                        }
+                        rc => return Err(d.error(rc, "cuCtxEnablePeerAccess")),
+                    }
+                }
+            }
+            _ => false,
+        };
+        crate::debug!("cuda: peer access device {} -> {}: {}", src.0, dst.0, if available { "enabled" } else { "unavailable" });
+        peers.insert(dst.0, available);
+        Ok(available)
+    }
+
     /// Makes sure the function accepts `bytes` of dynamic shared memory.
     fn ensure_dyn_shared(&self, d: &CudaDriver, k: &CudaKernel, bytes: u32) -> Result<()> {
         if bytes <= k.dyn_shared_limit.load(Ordering::Relaxed) {
@@ -674,6 +712,7 @@ fn retain_context(d: &CudaDriver, device: usize, dev: &DeviceInfo) -> Result<Dev
         ctx: Handle(ctx),
         streams: Mutex::new(Vec::new()),
         events: Mutex::new(Vec::new()),
+        peers: Mutex::new(HashMap::new()),
         pool: MemoryPool::new(cfg.memory_manager_threshold),
         pinned: Mutex::new(HashSet::new()),
     })
@@ -969,21 +1008,19 @@ impl Plugin for CudaPlugin {
                 d.check(unsafe { (d.cuMemcpyDtoDAsync_v2)(dst, src, size as usize, s) }, "cuMemcpyDtoDAsync")
             });
         }
-        let (_, _, src_ctx) = self.active(src_device)?;
-        let src_ctx = src_ctx.ctx;
-        let (d, _, dst_ctx) = self.active(dst_device)?;
-        if let Some(peer) = d.cuMemcpyPeerAsync {
-            return self.on_stream(d, dst_ctx, |s| {
-                // SAFETY: device ranges of `size` bytes in the two live contexts.
-                d.check(unsafe { peer(dst, dst_ctx.ctx.0, src, src_ctx.0, size as usize, s) }, "cuMemcpyPeerAsync")
-            });
-        }
-        // No peer copies: stage through host memory.
-        let mut buf = vec![0u8; size as usize];
-        // SAFETY: `buf` is a live buffer of `size` bytes.
-        unsafe { self.retrieve(src_device, buf.as_mut_ptr() as usize, src, size)? };
-        // SAFETY: as above.
-        unsafe { self.submit(dst_device, dst, buf.as_ptr() as usize, size) }
+        // Reference (CUDADeviceTy::dataExchangeImpl, 22.1): on the source
+        // device; a peer copy when peer access could be enabled for the pair
+        // (decided once), else a device-to-device copy (unified addressing).
+        let (_, dst_info, dst_ctx) = self.active(dst_device)?;
+        let (dst_dev, dst_ctx) = (dst_info.dev, dst_ctx.ctx);
+        let (d, dev, ctx) = self.active(src_device)?;
+        let peer = self.peer_access(d, ctx, (src_device, dev.dev), (dst_device, dst_dev, dst_ctx))?;
+        self.on_stream(d, ctx, |s| match d.cuMemcpyPeerAsync {
+            // SAFETY: device ranges of `size` bytes in the two live contexts.
+            Some(f) if peer => d.check(unsafe { f(dst, dst_ctx.0, src, ctx.ctx.0, size as usize, s) }, "cuMemcpyPeerAsync"),
+            // SAFETY: device ranges of `size` bytes; unified addressing lets the driver copy between devices.
+            _ => d.check(unsafe { (d.cuMemcpyDtoDAsync_v2)(dst, src, size as usize, s) }, "cuMemcpyDtoDAsync"),
+        })
     }
 
     fn memset(&self, device: usize, ptr: u64, value: u8, size: u64) -> Result<()> {
