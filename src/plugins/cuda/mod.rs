@@ -13,7 +13,7 @@
 //! non-blocking streams and one of events; a caching allocator for small
 //! device allocations. The synchronous trait methods enqueue on a stream taken
 //! from the pool and synchronise it before returning; the asynchronous ones
-//! ([`queue`]) enqueue on the stream of a runtime queue and leave the waiting
+//! (`queue.rs`) enqueue on the stream of a runtime queue and leave the waiting
 //! to `queue_synchronize`/`queue_query`.
 //!
 //! Handles given to the runtime are indices: [`ImageHandle`] into the loaded
