@@ -224,15 +224,15 @@ impl CudaPlugin {
 
     pub(super) fn queue_query_impl(&self, device: usize, queue: QueueHandle) -> Result<bool> {
         let q = self.queue(queue, device)?;
-        let (d, _, ctx) = self.active(device)?;
-        let Some(query) = d.cuStreamQuery else {
-            drop(q);
-            return self.queue_synchronize_impl(device, queue).map(|()| true);
-        };
         let mut st = q.state.lock();
         if !st.pending {
             return Ok(true);
         }
+        let (d, _, ctx) = self.active(device)?;
+        let Some(query) = d.cuStreamQuery else {
+            drop(st);
+            return self.queue_synchronize_impl(device, queue).map(|()| true);
+        };
         // SAFETY: the stream belongs to this device's context, which is current.
         let rc = unsafe { query(st.stream.0) };
         match rc {
