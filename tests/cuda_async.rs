@@ -326,6 +326,44 @@ fn queues_events_and_destructors_against_a_deferring_driver() {
     unsafe { plugin.retrieve(0, check.as_mut_ptr() as usize, dx, bytes).unwrap() };
     assert_eq!(check, fresh);
     assert_eq!(plugin.live_async_handles(), (0, 0), "every queue and event was released");
+
+    // --- Several host threads, one queue each, at once. ---------------------
+    std::thread::scope(|s| {
+        for t in 0..4u32 {
+            let plugin = &plugin;
+            s.spawn(move || {
+                let m = 256usize;
+                let b = (m * 4) as u64;
+                let (px, py) = (plugin.alloc(0, b, AllocKind::Default).unwrap(), plugin.alloc(0, b, AllocKind::Default).unwrap());
+                for round in 0..10u32 {
+                    let q = plugin.queue_acquire(0).unwrap();
+                    let xs: Vec<f32> = (0..m).map(|i| (i as u32 + t) as f32).collect();
+                    let ys = vec![round as f32; m];
+                    let mut res = vec![0f32; m];
+                    // SAFETY: the buffers live until the queue is seen complete below.
+                    unsafe {
+                        plugin.submit_async(0, px, floats(&xs), b, q).unwrap();
+                        plugin.submit_async(0, py, floats(&ys), b, q).unwrap();
+                        let args = [u64::MAX, py, px, u64::from(2.0f32.to_bits()), m as u64];
+                        plugin.launch_async(0, saxpy, "saxpy", &args, &dims([2, 1, 1], [64, 1, 1]), q).unwrap();
+                        plugin.retrieve_async(0, res.as_mut_ptr() as usize, py, b, q).unwrap();
+                    }
+                    if round % 2 == 0 {
+                        plugin.queue_synchronize(0, q).unwrap();
+                    } else {
+                        while !plugin.queue_query(0, q).unwrap() {}
+                    }
+                    plugin.queue_release(0, q);
+                    let want: Vec<f32> = xs.iter().map(|x| 2.0 * x + round as f32).collect();
+                    assert_eq!(res, want, "thread {t} round {round}");
+                }
+                plugin.free(0, px, AllocKind::Default).unwrap();
+                plugin.free(0, py, AllocKind::Default).unwrap();
+            });
+        }
+    });
+    assert_eq!(plugin.live_async_handles(), (0, 0));
+    assert_eq!(shim.stats().no_context, 0);
     for p in [dx, dy] {
         plugin.free(0, p, AllocKind::Default).unwrap();
     }
