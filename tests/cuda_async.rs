@@ -368,6 +368,13 @@ fn queues_events_and_destructors_against_a_deferring_driver() {
         plugin.free(0, p, AllocKind::Default).unwrap();
     }
 
+    // --- omp_target_is_accessible: 22.1's CUDA plugin says no, even for its own pinned and managed memory.
+    for kind in [AllocKind::Host, AllocKind::Shared] {
+        let p = plugin.alloc(0, 64, kind).unwrap();
+        assert!(!plugin.is_accessible(0, p as usize, 64), "{kind:?}");
+        plugin.free(0, p, kind).unwrap();
+    }
+
     // --- Two devices: peer access decided once per pair, as in 22.1. --------
     set_env("MOCK_ASYNC_PEER", Some("1"));
     let (a0, b0) = (plugin.alloc(0, 64, AllocKind::Default).unwrap(), plugin.alloc(0, 64, AllocKind::Default).unwrap());

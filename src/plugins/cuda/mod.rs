@@ -1112,6 +1112,15 @@ impl Plugin for CudaPlugin {
         self.event_release_impl(device, event)
     }
 
+    /// Always false, as in 22.1: its CUDA device keeps the generic
+    /// `isAccessiblePtrImpl` (false for every pointer, pinned and managed
+    /// memory included; checked in the installed libomptarget.so.22.1, whose
+    /// CUDA plugin does not even resolve `cuPointerGetAttribute`). Only the
+    /// AMDGPU plugin overrides it there.
+    fn is_accessible(&self, _device: usize, _ptr: usize, _size: u64) -> bool {
+        false
+    }
+
     fn uid(&self, device: usize) -> String {
         match self.device(device) {
             Ok((_, dev)) => match dev.uuid {
