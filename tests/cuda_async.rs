@@ -477,5 +477,8 @@ fn queues_events_and_destructors_against_a_deferring_driver() {
     let s = shim.stats();
     assert_eq!((s.warnings, s.no_context, s.pending), (0, 0, 0), "{s:?}");
     let _ = std::fs::remove_file(&log);
+    if let Some(dir) = shim_path.parent() {
+        let _ = std::fs::remove_dir_all(dir); // mapped files stay valid until exit
+    }
     println!("mock-cuda-async: queues, events and destructors: all checks passed ({} operations deferred)", s.deferred);
 }
