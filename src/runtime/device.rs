@@ -5,7 +5,7 @@ use super::mapping::MappingTable;
 use crate::error::{OffloadError, Result};
 use crate::plugins::{AllocKind, KernelHandle, Plugin};
 use parking_lot::{Mutex, RwLock};
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -55,8 +55,8 @@ pub struct Device {
     pub(super) kernels: RwLock<HashMap<usize, Kernel, AddrHash>>,
     /// Bumped after every change of `kernels`; validates per-thread caches.
     pub(super) kernels_version: AtomicU64,
-    /// Keys of the libraries whose image is loaded here.
-    pub(super) loaded_libs: Mutex<HashSet<usize>>,
+    /// Libraries whose image is loaded here → the plugin's image handle.
+    pub(super) loaded_libs: Mutex<HashMap<usize, crate::plugins::ImageHandle>>,
     /// Registry generation this device has caught up with (lazy loading).
     pub(super) loaded_generation: AtomicU64,
 }
@@ -77,7 +77,7 @@ impl Device {
             table: MappingTable::default(),
             kernels: RwLock::new(HashMap::default()),
             kernels_version: AtomicU64::new(0),
-            loaded_libs: Mutex::new(HashSet::new()),
+            loaded_libs: Mutex::new(HashMap::new()),
             loaded_generation: AtomicU64::new(0),
         }
     }
