@@ -200,7 +200,16 @@ impl AsyncInfo {
     /// Ends a construct: waits for its work, or, for `nowait` with work in
     /// flight, hands the context to the running OpenMP task (libomp's target
     /// async handle), whose `__tgt_target_nowait_query` calls complete it.
-    pub fn finish(mut self, nowait: bool) -> Result<()> {
+    #[inline]
+    pub fn finish(self, nowait: bool) -> Result<()> {
+        // Nothing queued, nothing deferred: the common case on the host plugin.
+        if self.queue.is_none() && self.post.is_empty() {
+            return Ok(());
+        }
+        self.finish_slow(nowait)
+    }
+
+    fn finish_slow(mut self, nowait: bool) -> Result<()> {
         if nowait
             && self.queue.is_some()
             && let Some(slot) = libomp::target_async_handle_slot()
@@ -246,6 +255,7 @@ impl AsyncInfo {
 impl Drop for AsyncInfo {
     /// A context dropped unfinished (an error path) still waits for its work
     /// and frees its buffers, so no queued copy outlives the memory it names.
+    #[inline]
     fn drop(&mut self) {
         if self.queue.is_some() || !self.post.is_empty() {
             let _ = self.synchronize();
