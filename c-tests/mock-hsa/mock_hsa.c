@@ -36,7 +36,9 @@
  * line per dispatch), MOCK_HSA_EMU=path[:path...], MOCK_HSA_GPUS=N, MOCK_HSA_ISA=target-id,
  * MOCK_HSA_INIT_FAIL=1 (hsa_init fails like a machine without /dev/kfd),
  * MOCK_HSA_FAULT_KERNEL=name (dispatches of that kernel raise a GPU memory
- * fault event and a queue error instead of completing),
+ * fault event and a queue error instead of completing), MOCK_HSA_TRAP_KERNEL=name
+ * (dispatches of that kernel end in a queue error, HSA_STATUS_ERROR_EXCEPTION,
+ * as a trap instruction does, without a fault event),
  * MOCK_HSA_DEFER=1 (deferred completion, below), MOCK_HSA_DEFER_US=n (the
  * time one deferred operation takes, default 2000 microseconds).
  *
@@ -1247,6 +1249,11 @@ static int run_dispatch(struct mock_queue *q, const hsa_kernel_dispatch_packet_t
     }
     return HSA_STATUS_ERROR_EXCEPTION;
   }
+  const char *trap = getenv("MOCK_HSA_TRAP_KERNEL");
+  if (trap && !strcmp(trap, name)) {
+    fprintf(stderr, "[mock-hsa] injecting a trap in %s\n", name);
+    return HSA_STATUS_ERROR_EXCEPTION; /* a queue error without a memory fault event */
+  }
   if (!k->emu) {
     trace("%s not emulated (no MOCK_HSA_EMU): dispatch only checked", name);
     return 0;
@@ -1710,6 +1717,11 @@ static void defer_start_locked(void) {
   if (worker_started)
     return;
   worker_started = 1;
+  /* The worker runs this library's code until the process ends: keep it
+   * mapped when the runtime dlcloses it (LLVM's libomptarget does at exit). */
+  Dl_info self;
+  if (dladdr((void *)defer_worker, &self) && self.dli_fname)
+    dlopen(self.dli_fname, RTLD_NOW | RTLD_NOLOAD | RTLD_NODELETE);
   pthread_t t;
   pthread_create(&t, NULL, defer_worker, NULL);
   pthread_detach(t);
