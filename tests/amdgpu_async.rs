@@ -141,6 +141,8 @@ fn streams_and_events_against_deferred_mock_hsa() {
         std::env::set_var("MOCK_HSA_EMU", emu.join(":"));
         std::env::set_var("MOCK_HSA_LOG", &log);
         std::env::set_var("LIBOMPTARGET_AMDGPU_MAX_ASYNC_COPY_BYTES", "65536");
+        // Report GPU errors as errors of the wait instead of aborting like 22.1.
+        std::env::set_var("OMPTARGET_RS_AMDGPU_ABORT_ON_GPU_ERROR", "0");
         for v in ["MOCK_HSA_FAULT_KERNEL", "MOCK_HSA_ISA", "MOCK_HSA_GPUS", "MOCK_HSA_INIT_FAIL", "OMP_NUM_TEAMS", "OMP_TEAMS_THREAD_LIMIT"]
         {
             std::env::remove_var(v);

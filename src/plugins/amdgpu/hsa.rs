@@ -335,6 +335,18 @@ impl HsaRuntime {
         OffloadError::Driver { plugin: "amdgpu", call, message: self.describe(rc) }
     }
 
+    /// `hsa_status_string`'s text alone (what LLVM prints), or "unknown error".
+    pub fn status_text(&self, rc: HsaStatus) -> String {
+        let mut text: *const c_char = core::ptr::null();
+        // SAFETY: a valid out-pointer; the runtime stores a static string or leaves it untouched.
+        let r = unsafe { (self.hsa_status_string)(rc, &mut text) };
+        if r == HsaStatus::SUCCESS && !text.is_null() {
+            // SAFETY: non-NULL results of hsa_status_string are static C strings.
+            return unsafe { core::ffi::CStr::from_ptr(text) }.to_string_lossy().into_owned();
+        }
+        "unknown error".into()
+    }
+
     /// The runtime's description of a status, or its number.
     pub fn describe(&self, rc: HsaStatus) -> String {
         let mut text: *const c_char = core::ptr::null();

@@ -49,9 +49,9 @@ use hsa::{
 };
 use image::{CodeObjectMetadata, ImageSymbols, KernelMeta, TargetId};
 use parking_lot::{Mutex, RwLock};
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::ffi::CString;
-use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU32, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicPtr, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, LazyLock, OnceLock};
 
 /// Settings read once from the environment (abi-reference §8.3, §8.4).
@@ -82,6 +82,10 @@ pub struct AmdgpuConfig {
     /// `LIBOMPTARGET_AMDGPU_MAX_ASYNC_COPY_BYTES` (1 MiB): larger transfers
     /// lock the host memory instead of staging it.
     pub max_async_copy_bytes: u64,
+    /// `OMPTARGET_RS_AMDGPU_ABORT_ON_GPU_ERROR` (true): a GPU memory fault or
+    /// queue error prints LLVM 22.1's report and aborts the process, as 22.1
+    /// does; false reports it as the error of the wait (naming the kernel).
+    pub abort_on_gpu_error: bool,
 }
 
 impl AmdgpuConfig {
@@ -103,6 +107,7 @@ impl AmdgpuConfig {
             queue_size: u32_or("LIBOMPTARGET_AMDGPU_HSA_QUEUE_SIZE", 512),
             num_queues: u32_or("LIBOMPTARGET_AMDGPU_NUM_HSA_QUEUES", 4).max(1),
             max_async_copy_bytes: non_negative("LIBOMPTARGET_AMDGPU_MAX_ASYNC_COPY_BYTES").unwrap_or(1 << 20),
+            abort_on_gpu_error: parse_bool(std::env::var("OMPTARGET_RS_AMDGPU_ABORT_ON_GPU_ERROR").ok().as_deref(), true),
         }
     }
 }
@@ -149,13 +154,18 @@ unsafe impl Send for DeviceQueue {}
 // SAFETY: as above.
 unsafe impl Sync for DeviceQueue {}
 
-/// What the queue error callback reported (0 = nothing).
+/// What the queue error callback reported (0 = nothing), and what it
+/// needs to report like LLVM.
 #[derive(Default)]
 struct QueueErrors {
     status: AtomicI32,
+    hsa: Option<&'static HsaRuntime>,
+    /// The kernel of the last dispatch published on the queue.
+    last_kernel: AtomicPtr<AmdKernel>,
 }
 
-/// The last GPU memory fault reported by the system event handler.
+/// The last GPU memory fault reported by the system event handler, and the
+/// kernel launches 22.1 lists when it reports one.
 #[derive(Default)]
 struct FaultRecord {
     /// Set when a fault arrived.
@@ -163,6 +173,23 @@ struct FaultRecord {
     agent: AtomicU64,
     address: AtomicU64,
     reasons: AtomicU32,
+    /// Per device: its agent handle and node.
+    devices: Vec<(u64, u32)>,
+    /// Per device: the last kernels launched, newest first.
+    traces: Vec<Mutex<VecDeque<&'static str>>>,
+}
+
+/// Launches 22.1 remembers per device (`KernelLaunchTraces`).
+const KERNEL_TRACES: usize = 8;
+
+impl FaultRecord {
+    fn record_launch(&self, device: usize, name: &'static str) {
+        if let Some(t) = self.traces.get(device) {
+            let mut t = t.lock();
+            t.push_front(name);
+            t.truncate(KERNEL_TRACES);
+        }
+    }
 }
 
 /// What the plugin knows about a GPU agent.
@@ -336,12 +363,32 @@ unsafe extern "C" fn collect_pool(pool: HsaMemoryPool, data: *mut c_void) -> Hsa
 }
 
 /// Queue error callback: records the status for the waiting thread.
-unsafe extern "C" fn queue_error(status: HsaStatus, _queue: *mut HsaQueue, data: *mut c_void) {
+unsafe extern "C" fn queue_error(status: HsaStatus, queue: *mut HsaQueue, data: *mut c_void) {
     if data.is_null() {
         return;
     }
     // SAFETY: `data` is the `&'static QueueErrors` given to hsa_queue_create.
     let slot = unsafe { &*(data as *const QueueErrors) };
+    if config().abort_on_gpu_error {
+        // Reference (AMDGPUQueueTy::callbackError): a trap is reported with
+        // the queue's kernel, anything else as a fatal error; both abort.
+        let _ = std::panic::catch_unwind(|| {
+            let kernel = slot.last_kernel.load(Ordering::Acquire);
+            let text = if status == HsaStatus::ERROR_EXCEPTION {
+                // SAFETY: kernels are leaked ('static) once resolved; null when none ran.
+                let name = unsafe { kernel.as_ref() }.map(|k| format!("OFFLOAD ERROR: Kernel '{}'\n", k.name)).unwrap_or_default();
+                format!(
+                    "{name}OFFLOAD ERROR: execution interrupted by hardware trap instruction\n\
+                     Use 'OFFLOAD_TRACK_NUM_KERNEL_LAUNCH_TRACES=1' to show the stack trace of the kernel\n"
+                )
+            } else {
+                let desc = slot.hsa.map(|h| h.status_text(status)).unwrap_or_else(|| "unknown error".into());
+                format!("omptarget fatal error 1: received error in queue {queue:p}: {desc}\n")
+            };
+            let _ = std::io::Write::write_all(&mut std::io::stderr(), text.as_bytes());
+        });
+        std::process::abort();
+    }
     slot.status.store(status.0, Ordering::Release);
 }
 
@@ -353,6 +400,13 @@ unsafe extern "C" fn system_event(event: *const hsa::HsaAmdEvent, data: *mut c_v
     // SAFETY: the runtime passes a valid event for the call; `data` is the
     // `&'static FaultRecord` registered with the handler.
     let (e, rec) = unsafe { (&*event, &*(data as *const FaultRecord)) };
+    if e.event_type == consts::EVENT_GPU_MEMORY_FAULT && config().abort_on_gpu_error {
+        // The process aborts right after: nothing observes a half-done report.
+        let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            let _ = std::io::Write::write_all(&mut std::io::stderr(), fault_report(rec, e).as_bytes());
+        }));
+        std::process::abort();
+    }
     if e.event_type == consts::EVENT_GPU_MEMORY_FAULT {
         rec.agent.store(e.agent.handle, Ordering::Relaxed);
         rec.address.store(e.virtual_address, Ordering::Relaxed);
@@ -360,6 +414,39 @@ unsafe extern "C" fn system_event(event: *const hsa::HsaAmdEvent, data: *mut c_v
         rec.seen.store(1, Ordering::Release);
     }
     HsaStatus::SUCCESS
+}
+
+/// What 22.1's event handler prints for a memory fault (its kernel traces,
+/// then the fault) before it aborts.
+fn fault_report(rec: &FaultRecord, e: &hsa::HsaAmdEvent) -> String {
+    let mut out = String::new();
+    let device = rec.devices.iter().position(|&(agent, _)| agent == e.agent.handle);
+    let node = device.map(|d| rec.devices[d].1 as i64).unwrap_or(-1);
+    if let Some(d) = device {
+        let names: Vec<&str> = rec.traces[d].lock().iter().copied().collect();
+        match names.len() {
+            0 => out.push_str("No kernel launches known\n"),
+            1 => out.push_str(&format!("Display only launched kernel:\nKernel '{}'\n", names[0])),
+            n => {
+                out.push_str(&format!("Display last {n} kernels launched:\n"));
+                for (i, k) in names.iter().enumerate() {
+                    out.push_str(&format!("Kernel {i}: '{k}'\n"));
+                }
+                out.push_str(&format!(
+                    "Use 'OFFLOAD_TRACK_NUM_KERNEL_LAUNCH_TRACES=<num>' to adjust the number of shown stack traces (0 now, up to {KERNEL_TRACES})\n"
+                ));
+            }
+        }
+    }
+    out.push_str(&format!(
+        "OFFLOAD ERROR: memory access fault by GPU {} (agent {:#x}) at virtual address {:#x}. Reasons: {}\n\
+         Use 'OFFLOAD_TRACK_ALLOCATION_TRACES=true' to track device allocations\n",
+        if node < 0 { u32::MAX as i64 } else { node },
+        e.agent.handle,
+        e.virtual_address,
+        fault_reasons(e.fault_reason_mask)
+    ));
+    out
 }
 
 /// Reasons of a memory fault, as LLVM's event handler words them.
@@ -581,7 +668,11 @@ fn init_state() -> Result<State> {
         );
         devices.push(info);
     }
-    let faults: &'static FaultRecord = Box::leak(Box::default());
+    let faults: &'static FaultRecord = Box::leak(Box::new(FaultRecord {
+        devices: devices.iter().map(|d| (d.agent.handle, d.node)).collect(),
+        traces: devices.iter().map(|_| Mutex::new(VecDeque::with_capacity(KERNEL_TRACES))).collect(),
+        ..Default::default()
+    }));
     if let Some(register) = hsa.hsa_amd_register_system_event_handler
         && !devices.is_empty()
     {
@@ -842,7 +933,7 @@ impl AmdgpuPlugin {
         slot.get_or_init(|| {
             let want = config().queue_size.max(1).next_power_of_two();
             let size = if dev.queue_max_size > 0 { want.min(dev.queue_max_size) } else { want };
-            let errors: &'static QueueErrors = Box::leak(Box::default());
+            let errors: &'static QueueErrors = Box::leak(Box::new(QueueErrors { hsa: Some(st.hsa), ..Default::default() }));
             let mut q: *mut HsaQueue = core::ptr::null_mut();
             // The callback only stores into the leaked (so 'static) error slot passed as `data`.
             // SAFETY: valid out-pointer and a callback that touches nothing else.
@@ -969,7 +1060,9 @@ impl AmdgpuPlugin {
         crate::debug!("amdgpu: device {device}: running {kernel} of image {handle}");
         let k = self.get_function(device, handle, kernel)?;
         let one = LaunchDims { teams: [1, 1, 1], threads: [1, 1, 1], dyn_shared_bytes: 0, tripcount: 0 };
-        self.launch(device, k, kernel, &[], &one)
+        // Not a launch 22.1 lists in its kernel traces (it calls launchImpl directly).
+        let p = self.prepare_launch(device, k, kernel, &[], &one)?;
+        self.launch_prepared(device, &p, kernel, &[])
     }
 
     /// Test hook: the grid a launch of `kernel` would use.
@@ -1269,43 +1362,8 @@ impl Plugin for AmdgpuPlugin {
 
     fn launch(&self, device: usize, kernel: KernelHandle, name: &str, args: &[u64], dims: &LaunchDims) -> Result<()> {
         let p = self.prepare_launch(device, kernel, name, args, dims)?;
-        let (st, dev) = self.device(device)?;
-        // The implicit first argument: ~0, or a KernelLaunchEnvironment for
-        // kernels with team reductions.
-        let mut owned_args;
-        let mut args = args;
-        let mut launch_allocs: Vec<u64> = Vec::new();
-        if let Some(env) = Self::launch_environment(p.k, args) {
-            let buffer = self.alloc(device, env.reduction_buffer_bytes().max(1), AllocKind::Default)?;
-            launch_allocs.push(buffer);
-            let kle_ptr = self.alloc(device, size_of::<KernelLaunchEnvironment>() as u64, AllocKind::Default);
-            let kle_ptr = match kle_ptr {
-                Ok(p) => p,
-                Err(e) => {
-                    let _ = self.free(device, buffer, AllocKind::Default);
-                    return Err(e);
-                }
-            };
-            launch_allocs.push(kle_ptr);
-            let kle = KernelLaunchEnvironment { reduction_buffer: buffer, ..Default::default() };
-            Self::kle_info(device, &kle, kle_ptr);
-            // SAFETY: `kle` is a live 16-byte value for the call.
-            let r = unsafe { self.host_transfer(device, kle_ptr, (&kle as *const KernelLaunchEnvironment) as usize, 16, true) };
-            if let Err(e) = r {
-                for p in launch_allocs {
-                    let _ = self.free(device, p, AllocKind::Default);
-                }
-                return Err(e);
-            }
-            owned_args = args.to_vec();
-            owned_args[0] = kle_ptr;
-            args = &owned_args;
-        }
-        let r = self.dispatch_and_wait(st, device, dev, &p, name, args);
-        for p in launch_allocs {
-            let _ = self.free(device, p, AllocKind::Default);
-        }
-        r
+        self.state()?.faults.record_launch(device, &p.k.name);
+        self.launch_prepared(device, &p, name, args)
     }
 
     fn has_queues(&self) -> bool {
@@ -1468,6 +1526,47 @@ impl AmdgpuPlugin {
         Ok(PreparedLaunch { k, l, grid_size, dyn_cgroup_mem: dims.dyn_shared_bytes, dyn_shared })
     }
 
+    /// Runs a prepared launch and waits for it.
+    fn launch_prepared(&self, device: usize, p: &PreparedLaunch, name: &str, args: &[u64]) -> Result<()> {
+        let (st, dev) = self.device(device)?;
+        // The implicit first argument: ~0, or a KernelLaunchEnvironment for
+        // kernels with team reductions.
+        let mut owned_args;
+        let mut args = args;
+        let mut launch_allocs: Vec<u64> = Vec::new();
+        if let Some(env) = Self::launch_environment(p.k, args) {
+            let buffer = self.alloc(device, env.reduction_buffer_bytes().max(1), AllocKind::Default)?;
+            launch_allocs.push(buffer);
+            let kle_ptr = self.alloc(device, size_of::<KernelLaunchEnvironment>() as u64, AllocKind::Default);
+            let kle_ptr = match kle_ptr {
+                Ok(p) => p,
+                Err(e) => {
+                    let _ = self.free(device, buffer, AllocKind::Default);
+                    return Err(e);
+                }
+            };
+            launch_allocs.push(kle_ptr);
+            let kle = KernelLaunchEnvironment { reduction_buffer: buffer, ..Default::default() };
+            Self::kle_info(device, &kle, kle_ptr);
+            // SAFETY: `kle` is a live 16-byte value for the call.
+            let r = unsafe { self.host_transfer(device, kle_ptr, (&kle as *const KernelLaunchEnvironment) as usize, 16, true) };
+            if let Err(e) = r {
+                for p in launch_allocs {
+                    let _ = self.free(device, p, AllocKind::Default);
+                }
+                return Err(e);
+            }
+            owned_args = args.to_vec();
+            owned_args[0] = kle_ptr;
+            args = &owned_args;
+        }
+        let r = self.dispatch_and_wait(st, device, dev, p, name, args);
+        for p in launch_allocs {
+            let _ = self.free(device, p, AllocKind::Default);
+        }
+        r
+    }
+
     /// The kernel environment when this launch needs a launch environment
     /// (team reductions, and the runtime passed ~0 as the implicit argument).
     fn launch_environment(k: &AmdKernel, args: &[u64]) -> Option<KernelEnvironment> {
@@ -1543,6 +1642,7 @@ impl AmdgpuPlugin {
         let result = (|| {
             let q = Self::queue(st, device, dev)?;
             let signal = Self::take_signal(st, dev)?;
+            q.errors.last_kernel.store((p.k as *const AmdKernel).cast_mut(), Ordering::Release);
             Self::dispatch(st, q, &Self::dispatch_packet(p, kernarg, signal));
             Self::wait(st, signal, Some(q.errors), &|| format!("kernel '{name}'"))?;
             dev.signals.lock().push(signal);

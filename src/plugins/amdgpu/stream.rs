@@ -587,6 +587,8 @@ impl AmdgpuPlugin {
         let dispatch = Self::dispatch_packet(&p, kernarg, s.signal);
         // SAFETY: a KernelDispatchPacket is 64 plain bytes.
         packets.push(unsafe { *(&dispatch as *const KernelDispatchPacket as *const [u8; 64]) });
+        st.faults.record_launch(device, &p.k.name);
+        q.errors.last_kernel.store((p.k as *const AmdKernel).cast_mut(), Ordering::Release);
         Self::publish(st, q, &packets);
         state.push_op(s, OpKind::Kernel(p.k));
         Ok(())
