@@ -376,14 +376,17 @@ unsafe extern "C" fn queue_error(status: HsaStatus, queue: *mut HsaQueue, data: 
             let kernel = slot.last_kernel.load(Ordering::Acquire);
             let text = if status == HsaStatus::ERROR_EXCEPTION {
                 // SAFETY: kernels are leaked ('static) once resolved; null when none ran.
-                let name = unsafe { kernel.as_ref() }.map(|k| format!("OFFLOAD ERROR: Kernel '{}'\n", k.name)).unwrap_or_default();
-                format!(
-                    "{name}OFFLOAD ERROR: execution interrupted by hardware trap instruction\n\
-                     Use 'OFFLOAD_TRACK_NUM_KERNEL_LAUNCH_TRACES=1' to show the stack trace of the kernel\n"
-                )
+                match unsafe { kernel.as_ref() } {
+                    Some(k) => format!(
+                        "OFFLOAD ERROR: Kernel '{}'\nOFFLOAD ERROR: execution interrupted by hardware trap instruction\n\
+                         Use 'OFFLOAD_TRACK_NUM_KERNEL_LAUNCH_TRACES=1' to show the stack trace of the kernel\n",
+                        pretty_kernel_name(&k.name)
+                    ),
+                    None => "OFFLOAD ERROR: execution interrupted by hardware trap instruction\n".into(),
+                }
             } else {
                 let desc = slot.hsa.map(|h| h.status_text(status)).unwrap_or_else(|| "unknown error".into());
-                format!("omptarget fatal error 1: received error in queue {queue:p}: {desc}\n")
+                format!("omptarget fatal error 1: received error in queue {}: {desc}\n", c_pointer(queue as u64))
             };
             let _ = std::io::Write::write_all(&mut std::io::stderr(), text.as_bytes());
         });
@@ -416,21 +419,61 @@ unsafe extern "C" fn system_event(event: *const hsa::HsaAmdEvent, data: *mut c_v
     HsaStatus::SUCCESS
 }
 
+/// `llvm::omp::prettifyFunctionName`: `omp target in <parent> @ <line> (<name>)`
+/// for OpenMP kernels (`__omp_offloading_<hash>_<hash>_<parent>_l<line>...`;
+/// C++ parents stay mangled here), `<name> (internalized)` for internalized
+/// functions, else the name.
+fn pretty_kernel_name(name: &str) -> String {
+    if let Some(base) = name.strip_suffix(".internalized") {
+        return format!("{base} (internalized)");
+    }
+    let parent_and_line = || {
+        let mut rest = name.strip_prefix("__omp_offloading")?;
+        for _ in 0..3 {
+            rest = rest.get(rest.find('_')? + 1..)?;
+        }
+        let at = rest.rfind("_l")?;
+        let digits: &str = &rest[at + 2..];
+        let end = digits.find(|c: char| !c.is_ascii_digit()).unwrap_or(digits.len());
+        let line: u32 = digits[..end].parse().ok()?;
+        Some((&rest[..at], line))
+    };
+    match parent_and_line() {
+        Some((parent, line)) if line != 0 => format!("omp target in {parent} @ {line} ({name})"),
+        _ => name.to_string(),
+    }
+}
+
+/// C's `%p`.
+fn c_pointer(p: u64) -> String {
+    if p == 0 { "(nil)".into() } else { format!("{p:#x}") }
+}
+
 /// What 22.1's event handler prints for a memory fault (its kernel traces,
 /// then the fault) before it aborts.
 fn fault_report(rec: &FaultRecord, e: &hsa::HsaAmdEvent) -> String {
     let mut out = String::new();
     let device = rec.devices.iter().position(|&(agent, _)| agent == e.agent.handle);
-    let node = device.map(|d| rec.devices[d].1 as i64).unwrap_or(-1);
-    if let Some(d) = device {
+    let node = device.map(|d| rec.devices[d].1).unwrap_or(u32::MAX);
+    let fault = format!(
+        "memory access fault by GPU {node} (agent {:#x}) at virtual address {}. Reasons: {}",
+        e.agent.handle,
+        c_pointer(e.virtual_address),
+        fault_reasons(e.fault_reason_mask)
+    );
+    let Some(d) = device else {
+        // No device with the fault's node: 22.1's final FATAL_MESSAGE.
+        return format!("omptarget fatal error 1: {fault}\n");
+    };
+    {
         let names: Vec<&str> = rec.traces[d].lock().iter().copied().collect();
         match names.len() {
             0 => out.push_str("No kernel launches known\n"),
-            1 => out.push_str(&format!("Display only launched kernel:\nKernel '{}'\n", names[0])),
+            1 => out.push_str(&format!("Display only launched kernel:\nKernel '{}'\n", pretty_kernel_name(names[0]))),
             n => {
                 out.push_str(&format!("Display last {n} kernels launched:\n"));
                 for (i, k) in names.iter().enumerate() {
-                    out.push_str(&format!("Kernel {i}: '{k}'\n"));
+                    out.push_str(&format!("Kernel {i}: '{}'\n", pretty_kernel_name(k)));
                 }
                 out.push_str(&format!(
                     "Use 'OFFLOAD_TRACK_NUM_KERNEL_LAUNCH_TRACES=<num>' to adjust the number of shown stack traces (0 now, up to {KERNEL_TRACES})\n"
@@ -438,14 +481,7 @@ fn fault_report(rec: &FaultRecord, e: &hsa::HsaAmdEvent) -> String {
             }
         }
     }
-    out.push_str(&format!(
-        "OFFLOAD ERROR: memory access fault by GPU {} (agent {:#x}) at virtual address {:#x}. Reasons: {}\n\
-         Use 'OFFLOAD_TRACK_ALLOCATION_TRACES=true' to track device allocations\n",
-        if node < 0 { u32::MAX as i64 } else { node },
-        e.agent.handle,
-        e.virtual_address,
-        fault_reasons(e.fault_reason_mask)
-    ));
+    out.push_str(&format!("OFFLOAD ERROR: {fault}\nUse 'OFFLOAD_TRACK_ALLOCATION_TRACES=true' to track device allocations\n"));
     out
 }
 
@@ -1665,6 +1701,38 @@ mod tests {
         assert_eq!(fault_reasons(1), "Page not present or supervisor privilege");
         assert_eq!(fault_reasons(0x3), "Page not present or supervisor privilege, Write access to a read-only page");
         assert_eq!(fault_reasons(0), "Unknown (0)");
+    }
+
+    #[test]
+    fn fault_report_as_llvm() {
+        let rec = FaultRecord { devices: vec![(0x2000, 1)], traces: vec![Mutex::new(VecDeque::new())], ..Default::default() };
+        let ev = hsa::HsaAmdEvent { event_type: 0, agent: HsaAgent { handle: 0x2000 }, virtual_address: 0xdead000, fault_reason_mask: 1 };
+        let tail = "OFFLOAD ERROR: memory access fault by GPU 1 (agent 0x2000) at virtual address 0xdead000. Reasons: Page not present or \
+                    supervisor privilege\nUse 'OFFLOAD_TRACK_ALLOCATION_TRACES=true' to track device allocations\n";
+        assert_eq!(fault_report(&rec, &ev), format!("No kernel launches known\n{tail}"));
+        rec.record_launch(0, "saxpy");
+        assert_eq!(fault_report(&rec, &ev), format!("Display only launched kernel:\nKernel 'saxpy'\n{tail}"));
+        for k in ["a", "b", "c", "d", "e", "f", "g", "h"] {
+            rec.record_launch(0, k);
+        }
+        let r = fault_report(&rec, &ev);
+        assert!(r.starts_with("Display last 8 kernels launched:\nKernel 0: 'h'\n"), "{r}");
+        assert!(r.contains("Kernel 7: 'a'\nUse 'OFFLOAD_TRACK_NUM_KERNEL_LAUNCH_TRACES=<num>'") && !r.contains("saxpy"), "{r}");
+    }
+
+    #[test]
+    fn kernel_names_prettified_as_llvm() {
+        assert_eq!(
+            pretty_kernel_name("__omp_offloading_34_4474430_main_l19"),
+            "omp target in main @ 19 (__omp_offloading_34_4474430_main_l19)"
+        );
+        assert_eq!(
+            pretty_kernel_name("__omp_offloading_10302_a1b2c_foo_bar_l7_1"),
+            "omp target in foo_bar @ 7 (__omp_offloading_10302_a1b2c_foo_bar_l7_1)"
+        );
+        assert_eq!(pretty_kernel_name("saxpy"), "saxpy");
+        assert_eq!(pretty_kernel_name("__omp_offloading_1_2_main"), "__omp_offloading_1_2_main");
+        assert_eq!(pretty_kernel_name("f.internalized"), "f (internalized)");
     }
 
     #[test]
