@@ -18,9 +18,11 @@
 //! agents' fine-grained pools. The synchronous trait methods wait for each
 //! copy's or dispatch's completion signal before returning; the
 //! asynchronous ones (`*_async`, `queue_*`, `event_*`) chain their
-//! operations on a stream's signals and return at once. A queue error or
-//! GPU memory fault reported while waiting ends the wait with an error naming
-//! the kernel.
+//! operations on a stream's signals and return at once. A GPU memory fault
+//! or queue error prints 22.1's report (the device's last kernel launches,
+//! or the trapping kernel) and aborts, as 22.1 does; with
+//! `OMPTARGET_RS_AMDGPU_ABORT_ON_GPU_ERROR=0` it instead ends the wait with an
+//! error naming the kernel.
 //!
 //! Handles given to the runtime are indices: [`ImageHandle`] into the loaded
 //! executables, [`KernelHandle`] into the resolved kernels; queue and event
