@@ -8,6 +8,7 @@
 #   kernels.gfx90a.xnack_off.hsaco     ... for gfx90a:xnack- (a pinned target-id feature)
 #   kernels.gfx942.sramecc_on.xnack_on.hsaco
 #   env_kernels.gfx90a.hsaco + env_kernels.emu.so   kernel/device environments
+#   ctor_kernels.gfx90a.hsaco + ctor_kernels.emu.so amdgcn.device.init/fini
 #
 # Needs cc (the mock) and clang-22 with lld (the code objects; skipped with a
 # message when clang-22 is absent). Rebuilds only what is older than its
@@ -42,6 +43,13 @@ if stale "$OUT/env_kernels.gfx90a.hsaco" "$E"; then
 fi
 if stale "$OUT/env_kernels.emu.so" "$E"; then
   "$CLANG" -shared -fPIC -O2 -DOFFLOAD_EMULATE_GRID "$E" -o "$OUT/env_kernels.emu.so"
+fi
+C=$ROOT/c-tests/amdgpu/ctor_kernels.c
+if stale "$OUT/ctor_kernels.gfx90a.hsaco" "$C"; then
+  "$CLANG" --target=amdgcn-amd-amdhsa -mcpu=gfx90a -nogpulib -O2 "$C" -o "$OUT/ctor_kernels.gfx90a.hsaco"
+fi
+if stale "$OUT/ctor_kernels.emu.so" "$C"; then
+  "$CLANG" -shared -fPIC -O2 -DOFFLOAD_EMULATE_GRID "$C" -o "$OUT/ctor_kernels.emu.so"
 fi
 if [ -n "$SRC" ]; then
   K=$SRC/src/kernels.cu

@@ -10,7 +10,8 @@
 # harnesses against LLVM 22.1's own libomptarget on the mock, to show the mock
 # behaves as LLVM's AMDGPU plugin expects. Then the no-runtime, failing
 # hsa_init, wrong-library, Debian libhsa-runtime64-1 (hsa_init fails without
-# /dev/kfd), incompatible-ISA, locked-copy and GPU-fault paths.
+# /dev/kfd), incompatible-ISA, locked-copy, GPU-fault/trap (compared with
+# 22.1's report) and deferred-completion paths.
 #
 #   c-tests/amdgpu-mock.sh [GPU_IMAGES_DIR]     (default target/gpu-images)
 #
@@ -205,13 +206,50 @@ if [ $rc -eq 134 ] && grep -q 'omptarget fatal error 1: failure of target constr
   ok "... and with OMP_TARGET_OFFLOAD=mandatory: aborts like LLVM (exit 134)"
 else bad "gfx942 agent, mandatory offload" "exit $rc" "$log"; fi
 
-# --- 10. a GPU memory fault ends the launch with the kernel's name -------------
-log=$W/logs/fault.log
-run "$log" LD_LIBRARY_PATH="$W/shim:$MOCK" MOCK_HSA_EMU="$K/kernels.emu.so" MOCK_HSA_FAULT_KERNEL=saxpy -- "$G/bin/harness.gfx90a"
+# --- 10. GPU errors: 22.1's report and abort ---------------------------------
+# A memory fault (the HSA system event) and a trap (a queue error without
+# one) print exactly what LLVM 22.1 prints on the same mock, then abort.
+for inj in FAULT:saxpy FAULT:read_global TRAP:many_args; do
+  what=${inj%%:*} k=${inj#*:}
+  log=$W/logs/gpu-error.$what.$k.log
+  run "$log" LD_LIBRARY_PATH="$W/shim:$MOCK" MOCK_HSA_EMU="$K/kernels.emu.so" "MOCK_HSA_${what}_KERNEL=$k" -- "$G/bin/harness.gfx90a"
+  rc=$?
+  grep -v '^\[PASS\]\|^\[INFO\]\|^\[mock-hsa\]\|amdgpu-mock.sh: line' "$log" > "$log.report"
+  if [ -f "$LLVM_LIB" ]; then
+    ref=$W/logs/gpu-error.$what.$k.llvm.log
+    run "$ref" LD_LIBRARY_PATH="$(dirname "$LLVM_LIB"):$MOCK" MOCK_HSA_EMU="$K/kernels.emu.so" "MOCK_HSA_${what}_KERNEL=$k" -- "$G/bin/harness.gfx90a"
+    rrc=$?
+    grep -v '^\[PASS\]\|^\[INFO\]\|^\[mock-hsa\]\|amdgpu-mock.sh: line' "$ref" > "$ref.report"
+    if [ $rc -eq 134 ] && [ $rrc -eq 134 ] && [ -s "$log.report" ] && cmp -s "$log.report" "$ref.report"; then
+      ok "${what,,} in $k: LLVM 22.1's report, line for line, and abort (exit $rc)"
+    else bad "${what,,} in $k: report as 22.1's" "exit $rc (22.1: $rrc); diff: $(diff "$ref.report" "$log.report" | head -5 | tr '\n' ' ')" "$log"; fi
+  elif [ $rc -eq 134 ] && grep -q "Kernel '$k'" "$log.report"; then
+    ok "${what,,} in $k: reported with the kernel's name, abort (exit $rc)"
+  else bad "${what,,} in $k" "exit $rc" "$log"; fi
+done
+log=$W/logs/fault-noabort.log
+run "$log" LD_LIBRARY_PATH="$W/shim:$MOCK" MOCK_HSA_EMU="$K/kernels.emu.so" MOCK_HSA_FAULT_KERNEL=saxpy OMPTARGET_RS_AMDGPU_ABORT_ON_GPU_ERROR=0 -- "$G/bin/harness.gfx90a"
 rc=$?
 if [ $rc -ne 124 ] && grep -q "memory access fault by GPU (agent 0x2000) at virtual address 0xdead000 while running kernel 'saxpy'. Reasons: Page not present" "$log"; then
-  ok "memory fault in saxpy: reported with the kernel name, no hang (exit $rc)"
-else bad "memory fault in saxpy" "exit $rc" "$log"; fi
+  ok "OMPTARGET_RS_AMDGPU_ABORT_ON_GPU_ERROR=0: the fault is the launch's error, with the kernel name, no hang (exit $rc)"
+else bad "memory fault in saxpy, no abort" "exit $rc" "$log"; fi
+
+# --- 11. deferred completion (MOCK_HSA_DEFER=1: the mock completes work on a
+# worker thread, after dependencies): 22.1 and ours still pass ----------------
+for lib in llvm ours; do
+  log=$W/logs/defer.$lib.log
+  if [ $lib = llvm ]; then
+    [ -f "$LLVM_LIB" ] || continue
+    path="$(dirname "$LLVM_LIB"):$MOCK"
+  else
+    path="$W/shim:$MOCK"
+  fi
+  run "$log" LD_LIBRARY_PATH="$path" MOCK_HSA_DEFER=1 MOCK_HSA_EMU="$K/kernels.emu.so" LIBOMPTARGET_AMDGPU_MAX_ASYNC_COPY_BYTES=4096 -- "$G/bin/harness.gfx90a"
+  rc=$?
+  if [ $rc -eq 0 ] && grep -q '^7 passed, 0 failed' "$log" && ! grep -q '\[mock-hsa\] WARNING' "$log"; then
+    ok "deferred mock-hsa ($lib): $(summary "$log")"
+  else bad "deferred mock-hsa ($lib)" "exit $rc" "$log"; fi
+done
 
 echo "$pass passed, $fail failed"
 [ "$fail" = 0 ]

@@ -6,7 +6,9 @@
 # runtime in library-path replacement mode, with mock-cuda (a CPU stand-in
 # for libcuda.so.1 that runs the cubin's kernels on the CPU) as the driver,
 # plus the no-driver, wrong-driver, failing-cuInit and incompatible-device
-# paths, and a smoke run of the CUDA benchmark (built here by bench/cuda/build.sh).
+# paths, the harnesses again on mock-cuda-async (a layer that defers stream
+# work until it is waited for), and a smoke run of the CUDA benchmark (built
+# here by bench/cuda/build.sh).
 #
 #   c-tests/cuda-mock.sh [GPU_IMAGES_DIR]     (default target/gpu-images)
 #
@@ -174,7 +176,37 @@ if [ $rc -eq 134 ] && grep -q 'omptarget fatal error 1: failure of target constr
   ok "... and with OMP_TARGET_OFFLOAD=mandatory: aborts like LLVM (exit 134)"
 else bad "sm_80 device, mandatory offload" "exit $rc" "$log"; fi
 
-# --- 9. the CUDA benchmark, smoke run on the mock -----------------------------
+# --- 9. a driver that defers stream work until it is waited for --------------
+# c-tests/mock-cuda-async over mock-cuda: copies, fills, launches and event
+# waits run only at stream/event/context synchronisation or cuStreamQuery, so
+# a missing synchronisation in the plugin or the runtime loses data here.
+A=$W/async
+if bash "$ROOT/c-tests/mock-cuda-async/build.sh" "$A" "$MOCK/libcuda.so.1" >"$W/logs/async-build.log" 2>&1; then
+  if "$A/lookup_check" "$A/libcuda-async.so" "$MOCK/libcuda.so.1" >"$W/logs/async-lookup.log" 2>&1; then
+    ok "mock-cuda-async lookup order: its overrides first, the rest (and RTLD_NEXT) from mock-cuda"
+  else bad "mock-cuda-async lookup order" "wrong" "$W/logs/async-lookup.log"; fi
+  for h in sm_90 sm_90.cuda12 sm_90.nodyn sm_90.manual; do
+    [ -e "$G/bin/harness.$h" ] || continue
+    emu=$K/kernels.emu.so
+    [[ $h == *nodyn* ]] && emu=$K/kernels.emu.nodyn.so
+    for nr in 0 3; do
+      log=$W/logs/async-$h-$nr.log
+      run "$log" LD_LIBRARY_PATH="$W/shim" OMPTARGET_RS_LIBCUDA="$A/libcuda-async.so" MOCK_CUDA_EMU="$emu" MOCK_ASYNC_NOT_READY=$nr LIBOMPTARGET_DEBUG=1 -- "$G/bin/harness.$h"
+      rc=$?
+      name="harness.$h on mock-cuda-async (MOCK_ASYNC_NOT_READY=$nr): $(summary "$log")"
+      if [ $rc -ne 0 ] || ! grep -q '^7 passed, 0 failed' "$log"; then bad "$name" "exit $rc" "$log"
+      elif ! grep -q "cuda: opened $A/libcuda-async.so" "$log"; then bad "$name" "the deferring driver was not used" "$log"
+      elif grep -q 'WARNING' "$log"; then bad "$name" "a stand-in warned" "$log"
+      else ok "$name"; fi
+    done
+  done
+elif grep -q 'no C compiler' "$W/logs/async-build.log"; then
+  echo "skipped: mock-cuda-async (no C compiler)"
+else
+  bad "mock-cuda-async build" "failed" "$W/logs/async-build.log"
+fi
+
+# --- 10. the CUDA benchmark, smoke run on the mock ----------------------------
 B=$ROOT/target/bench-cuda/bench_cuda
 if [ ! -x "$B" ] || [ "$ROOT/bench/cuda/bench_cuda.c" -nt "$B" ]; then
   bash "$ROOT/bench/cuda/build.sh" "$LIB" >"$W/logs/bench-build.log" 2>&1 || bad "bench/cuda/build.sh" "build failed" "$W/logs/bench-build.log"

@@ -8,13 +8,18 @@
 #   llvm     plain run: LLVM's libomptarget.so.22.1
 #   preload  LD_PRELOAD=$LIB
 #   replace  LD_LIBRARY_PATH=<dir with libomptarget.so.22.1 -> $LIB>
+#   queued   as replace, with OMPTARGET_RS_HOST_QUEUES=2: the host plugin
+#            defers every copy and launch to queues (answering "not ready"
+#            twice per query), so the runtime's asynchronous path (nowait
+#            parked in tasks, events, clean-up after completion) must give
+#            LLVM's results too
 #
 # $LIB is $OMPTARGET_RS_LIB, default <repo>/target/release/libomptarget_rs.so.
 # See c-tests/README.md for the test conventions and sidecar files.
 #
 # Usage: c-tests/run.sh [options] [FILTER...]
 #   --llvm-only         run only the llvm mode (validates the programs themselves)
-#   --modes LIST        comma-separated subset of llvm,preload,replace
+#   --modes LIST        comma-separated subset of llvm,preload,replace,queued
 #   --update-expected   (re)write <name>.expected from the llvm run
 #   --build-only        build, do not run
 #   --list              print the test names and exit
@@ -47,7 +52,7 @@ ABI_CFLAGS=(-std=c11 -Wall -Wextra -Werror -O1 -g)
 ABI_LIBS=(-L/usr/lib/llvm-22/lib -lomptarget)
 LLVM_LIBDIR=/usr/lib/llvm-22/lib
 
-MODES=(llvm preload replace)
+MODES=(llvm preload replace queued)
 UPDATE_EXPECTED=0
 BUILD_ONLY=0
 LIST_ONLY=0
@@ -87,7 +92,7 @@ while [ $# -gt 0 ]; do
 done
 
 for m in "${MODES[@]}"; do
-  case "$m" in llvm | preload | replace) ;; *) echo "run.sh: unknown mode '$m'" >&2; exit 2 ;; esac
+  case "$m" in llvm | preload | replace | queued) ;; *) echo "run.sh: unknown mode '$m'" >&2; exit 2 ;; esac
 done
 if [ "$UPDATE_EXPECTED" = 1 ] && [[ " ${MODES[*]} " != *" llvm "* ]]; then
   echo "run.sh: --update-expected needs the llvm mode" >&2
@@ -95,7 +100,7 @@ if [ "$UPDATE_EXPECTED" = 1 ] && [[ " ${MODES[*]} " != *" llvm "* ]]; then
 fi
 
 has_mode() { [[ " ${MODES[*]} " == *" $1 "* ]]; }
-needs_lib() { has_mode preload || has_mode replace; }
+needs_lib() { has_mode preload || has_mode replace || has_mode queued; }
 
 # ---------------------------------------------------------------- discovery
 # A test is "kind/name" with kind omp or abi. Sources and sidecars live in
@@ -364,6 +369,7 @@ run_one() {
     envv+=("LD_LIBRARY_PATH=$SHIM${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" "LD_DEBUG=files"
       "LD_DEBUG_OUTPUT=$res/lddebug")
     ;;
+  queued) envv+=("LD_LIBRARY_PATH=$SHIM${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" "OMPTARGET_RS_HOST_QUEUES=2") ;;
   esac
   local rc
   {

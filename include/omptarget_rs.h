@@ -192,8 +192,9 @@ void __tgt_target_data_begin_mapper(struct ident_t *loc, int64_t device_id, int3
 
 /*
  Map-entering construct (`target data` begin, `target enter data`), `nowait` form: the compiler wraps it in a target task that
- carries the dependences, so they are ignored here and the call completes
- before returning.
+ carries the dependences. On a plugin with queues the work not finished
+ by the end of the call is parked in the task and completed by
+ `__tgt_target_nowait_query`.
 
  # Safety
  As [`__tgt_target_data_begin_mapper`].
@@ -226,8 +227,9 @@ void __tgt_target_data_end_mapper(struct ident_t *loc, int64_t device_id, int32_
 
 /*
  Map-exiting construct (`target data` end, `target exit data`), `nowait` form: the compiler wraps it in a target task that
- carries the dependences, so they are ignored here and the call completes
- before returning.
+ carries the dependences. On a plugin with queues the work not finished
+ by the end of the call is parked in the task and completed by
+ `__tgt_target_nowait_query`.
 
  # Safety
  As [`__tgt_target_data_end_mapper`].
@@ -260,8 +262,9 @@ void __tgt_target_data_update_mapper(struct ident_t *loc, int64_t device_id, int
 
 /*
  `target update`, `nowait` form: the compiler wraps it in a target task that
- carries the dependences, so they are ignored here and the call completes
- before returning.
+ carries the dependences. On a plugin with queues the work not finished
+ by the end of the call is parked in the task and completed by
+ `__tgt_target_nowait_query`.
 
  # Safety
  As [`__tgt_target_data_update_mapper`].
@@ -586,8 +589,9 @@ void __kmpc_push_target_tripcount(int64_t _device_id, uint64_t _loop_tripcount);
 void __kmpc_push_target_tripcount_mapper(struct ident_t *_loc, int64_t _device_id, uint64_t _loop_tripcount);
 
 /*
- Completes a target task's asynchronous work. This runtime finishes every
- region before returning, so a valid handle is already complete.
+ Polls a target task's parked asynchronous work (see
+ `AsyncInfo::finish`); when it has completed, runs its clean-up, frees the
+ handle and clears the slot, which tells libomp the task is done.
 
  # Safety
  `async_handle` is NULL or points to the task's handle slot.

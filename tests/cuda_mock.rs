@@ -45,8 +45,7 @@ fn plugin_against_mock_cuda() {
     let Some(d) = images() else { return };
     let log = std::env::temp_dir().join(format!("omptarget-rs-cuda-mock-{}.log", std::process::id()));
     let _ = std::fs::remove_file(&log);
-    // SAFETY: this is the only test in this binary; nothing else reads the
-    // environment concurrently.
+    // SAFETY: this is the only test in this binary; nothing else reads the environment concurrently.
     unsafe {
         std::env::set_var(driver::LIBCUDA_ENV, d.join("mock-cuda/libcuda.so.1"));
         std::env::set_var("MOCK_CUDA_LOG", &log);

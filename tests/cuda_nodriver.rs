@@ -8,8 +8,7 @@ use omptarget_rs::plugins::cuda::{CudaPlugin, driver};
 
 #[test]
 fn no_driver_means_zero_devices_and_host_still_works() {
-    // SAFETY: this is the only test in this binary; nothing else reads the
-    // environment concurrently.
+    // SAFETY: this is the only test in this binary; nothing else reads the environment concurrently.
     unsafe { std::env::set_var(driver::LIBCUDA_ENV, "/nonexistent/omptarget-rs/libcuda.so.1") };
 
     // rustc's init path: every plugin that costs nothing is initialised,

@@ -23,6 +23,7 @@ use omptarget_rs::abi::MapType;
 use omptarget_rs::api::device_api::{
     omp_get_mapped_ptr, omp_target_alloc, omp_target_associate_ptr, omp_target_disassociate_ptr, omp_target_free, omp_target_is_present,
 };
+use omptarget_rs::runtime::async_info::AsyncInfo;
 use omptarget_rs::runtime::data::{self, BeginState, MapArg};
 use omptarget_rs::runtime::device::Device;
 use omptarget_rs::runtime::mapping::{INF, Lookup, MapEntry, MappingTable};
@@ -234,22 +235,33 @@ fn catching(f: impl FnOnce() -> omptarget_rs::error::Result<()>) -> Result<(), S
     }
 }
 
-fn begin(dev: &Device, args: &[MapArg]) -> Result<(), String> {
+fn begin(dev: &'static Device, args: &[MapArg]) -> Result<(), String> {
     let mut args = args.to_vec();
     let mut st = BeginState::default();
-    catching(|| data::data_begin(omptarget_rs::runtime::get(), dev, &mut args, false, &mut st).and_then(|_| data::process_attach(dev, &st)))
-}
-
-fn end(dev: &Device, args: &[MapArg]) -> Result<(), String> {
     catching(|| {
-        let mut post = data::EndQueue::new();
-        data::data_end(dev, args, false, &mut post)?;
-        data::finish_end(dev, post)
+        let mut q = AsyncInfo::new(dev);
+        data::data_begin(omptarget_rs::runtime::get(), dev, &mut args, false, &mut st, &mut q)?;
+        data::process_attach(dev, &st, &mut q)?;
+        q.finish(false)
     })
 }
 
-fn update(dev: &Device, args: &[MapArg]) -> Result<(), String> {
-    catching(|| data::data_update(dev, args, false))
+fn end(dev: &'static Device, args: &[MapArg]) -> Result<(), String> {
+    catching(|| {
+        let mut q = AsyncInfo::new(dev);
+        let mut post = data::EndQueue::new();
+        data::data_end(dev, args, false, &mut post, &mut q)?;
+        q.finish_end_after(post)?;
+        q.finish(false)
+    })
+}
+
+fn update(dev: &'static Device, args: &[MapArg]) -> Result<(), String> {
+    catching(|| {
+        let mut q = AsyncInfo::new(dev);
+        data::data_update(dev, args, false, &mut q)?;
+        q.finish(false)
+    })
 }
 
 /// `(begin offset, end offset, dyn, hold)` of the entries inside `buf`.

@@ -33,16 +33,33 @@
  *     the condition becomes true.
  *
  * Environment: MOCK_HSA_TRACE=1 (log calls to stderr), MOCK_HSA_LOG=file (one
- * line per dispatch), MOCK_HSA_EMU=path, MOCK_HSA_GPUS=N, MOCK_HSA_ISA=target-id,
+ * line per dispatch), MOCK_HSA_EMU=path[:path...], MOCK_HSA_GPUS=N, MOCK_HSA_ISA=target-id,
  * MOCK_HSA_INIT_FAIL=1 (hsa_init fails like a machine without /dev/kfd),
  * MOCK_HSA_FAULT_KERNEL=name (dispatches of that kernel raise a GPU memory
- * fault event and a queue error instead of completing).
+ * fault event and a queue error instead of completing), MOCK_HSA_TRAP_KERNEL=name
+ * (dispatches of that kernel end in a queue error, HSA_STATUS_ERROR_EXCEPTION,
+ * as a trap instruction does, without a fault event),
+ * MOCK_HSA_DEFER=1 (deferred completion, below), MOCK_HSA_DEFER_US=n (the
+ * time one deferred operation takes, default 2000 microseconds).
+ *
+ * Deferred completion (MOCK_HSA_DEFER=1): AQL packets and async copies do
+ * not run when published but on a worker thread, like a GPU: an operation
+ * starts once its dependencies are satisfied (a copy's dependency signals,
+ * a barrier-AND packet's dep_signal[], and for every packet the packet
+ * before it in its queue, which is processed in order) and completes
+ * MOCK_HSA_DEFER_US later: only then does a kernel run, a copy move its
+ * bytes (checking again that both ranges are still HSA or locked memory)
+ * and the completion signal drop. Exported test hooks:
+ * mock_hsa_defer_gate(0) stops starting operations until
+ * mock_hsa_defer_gate(1); mock_hsa_defer_pending() counts the operations
+ * not completed yet.
  * Problems a real runtime would refuse or that would break on a GPU are
  * printed as "[mock-hsa] WARNING: ..." (and logged to MOCK_HSA_LOG as
  * "WARNING ..."); tests fail on them.
  * Build: cc -shared -fPIC -O1 -o libhsa-runtime64.so.1 mock_hsa.c -ldl -lpthread
  * Limits: kernels with 8-byte explicit arguments only, no barriers, no LDS,
- * at most 32 argument slots; everything completes synchronously.
+ * at most 32 argument slots; without MOCK_HSA_DEFER everything completes
+ * synchronously.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -347,29 +364,46 @@ static bool cond_true(int cond, int64_t v, int64_t cmp) {
   }
 }
 static void process_queue(struct mock_queue *q);
+static int deferred(void);
+static void defer_wake(void);
+/* Guards every signal's handler list (handlers run without it). */
+static pthread_mutex_t hlock = PTHREAD_MUTEX_INITIALIZER;
 static void signal_changed(struct signal *s) {
   if (s->doorbell_of) {
-    process_queue(s->doorbell_of);
+    if (deferred())
+      defer_wake();
+    else
+      process_queue(s->doorbell_of);
     return;
   }
+  /* Take the handlers whose condition holds, run them unlocked (they may
+   * change signals themselves), then put back those that asked to stay. */
+  struct handler *ready = NULL;
+  pthread_mutex_lock(&hlock);
   struct handler **pp = &s->handlers;
   while (*pp) {
     struct handler *h = *pp;
-    int64_t v = atomic_load(&s->value);
-    if (cond_true(h->cond, v, h->value)) {
+    if (cond_true(h->cond, atomic_load(&s->value), h->value)) {
       *pp = h->next;
-      bool again = h->fn(v, h->arg);
-      if (again) {
-        h->next = s->handlers;
-        s->handlers = h;
-        pp = &s->handlers;
-        if (cond_true(h->cond, atomic_load(&s->value), h->value))
-          break; /* would loop forever: leave it for the next change */
-      } else {
-        free(h);
-      }
+      h->next = ready;
+      ready = h;
     } else {
       pp = &h->next;
+    }
+  }
+  pthread_mutex_unlock(&hlock);
+  while (ready) {
+    struct handler *h = ready;
+    ready = h->next;
+    bool again = h->fn(atomic_load(&s->value), h->arg);
+    if (again) {
+      /* Kept; it runs again on the next change (not now: that could loop forever). */
+      pthread_mutex_lock(&hlock);
+      h->next = s->handlers;
+      s->handlers = h;
+      pthread_mutex_unlock(&hlock);
+    } else {
+      free(h);
     }
   }
 }
@@ -450,8 +484,10 @@ EXPORT hsa_status_t hsa_amd_signal_async_handler(hsa_signal_t h, int cond, hsa_s
   x->value = value;
   x->fn = fn;
   x->arg = arg;
+  pthread_mutex_lock(&hlock);
   x->next = s->handlers;
   s->handlers = x;
+  pthread_mutex_unlock(&hlock);
   signal_changed(s);
   return HSA_STATUS_SUCCESS;
 }
@@ -505,6 +541,7 @@ struct ksym {
   uint32_t explicit_bytes, meta_kernarg_size;
   int hidden_off[H_COUNT], hidden_size[H_COUNT];
   void *emu;
+  uint32_t *emu_ids;
   struct ksym *next;
 };
 #define SYM_MAGIC 0x5e1f5e1fu
@@ -523,28 +560,49 @@ struct reader {
 };
 #define READER_MAGIC 0x7eade7u
 
-static void *emu_lib;
-static uint32_t *emu_ids;
+/* MOCK_HSA_EMU: one or more emulation libraries, separated by ':'. */
+#define MAX_EMU 8
+static void *emu_libs[MAX_EMU];
+static uint32_t *emu_idss[MAX_EMU];
+static int n_emu;
 static void load_emu(void) {
   static int done;
   if (done)
     return;
   done = 1;
-  const char *p = getenv("MOCK_HSA_EMU");
-  if (!p || !*p)
+  const char *list = getenv("MOCK_HSA_EMU");
+  if (!list || !*list)
     return;
-  emu_lib = dlopen(p, RTLD_NOW | RTLD_LOCAL);
-  if (!emu_lib) {
-    fprintf(stderr, "[mock-hsa] cannot load MOCK_HSA_EMU=%s: %s\n", p, dlerror());
-    return;
+  char buf[4096];
+  snprintf(buf, sizeof buf, "%s", list);
+  for (char *save = NULL, *p = strtok_r(buf, ":", &save); p && n_emu < MAX_EMU; p = strtok_r(NULL, ":", &save)) {
+    void *lib = dlopen(p, RTLD_NOW | RTLD_LOCAL);
+    if (!lib) {
+      fprintf(stderr, "[mock-hsa] cannot load MOCK_HSA_EMU=%s: %s\n", p, dlerror());
+      continue;
+    }
+    uint32_t *ids = (uint32_t *)dlsym(lib, "ok_emu_ids");
+    if (!ids) {
+      fprintf(stderr, "[mock-hsa] %s has no ok_emu_ids (not built with -DOFFLOAD_EMULATE_GRID?)\n", p);
+      dlclose(lib);
+      continue;
+    }
+    emu_libs[n_emu] = lib;
+    emu_idss[n_emu++] = ids;
+    trace("emulation library %s loaded", p);
   }
-  emu_ids = (uint32_t *)dlsym(emu_lib, "ok_emu_ids");
-  if (!emu_ids) {
-    fprintf(stderr, "[mock-hsa] %s has no ok_emu_ids (not built with -DOFFLOAD_EMULATE_GRID?)\n", p);
-    dlclose(emu_lib);
-    emu_lib = NULL;
+}
+/* The first emulation library defining `name` (and its ids array). */
+static void *emu_sym(const char *name, uint32_t **ids) {
+  for (int i = 0; i < n_emu; i++) {
+    void *p = dlsym(emu_libs[i], name);
+    if (p) {
+      if (ids)
+        *ids = emu_idss[i];
+      return p;
+    }
   }
-  trace("emulation library %s loaded", p);
+  return NULL;
 }
 
 /* A minimal msgpack reader for the metadata note. */
@@ -867,12 +925,12 @@ static hsa_status_t load_code_object(struct executable *e, hsa_agent_t agent, co
           }
         if (!x->have_meta)
           warn("kernel %s has no metadata entry", x->kernel);
-        x->emu = emu_lib ? dlsym(emu_lib, x->kernel) : NULL;
+        x->emu = emu_sym(x->kernel, &x->emu_ids);
         trace("  kernel %s: kernarg %u (metadata %u, explicit %u), group %u, private %u%s", x->kernel, x->kernarg_size,
               x->meta_kernarg_size, x->explicit_bytes, x->group_size, x->private_size, x->emu ? ", emulated" : "");
       } else {
         x->size = (uint32_t)s->st_size;
-        void *host = emu_lib ? dlsym(emu_lib, name) : NULL;
+        void *host = emu_sym(name, NULL);
         if (host) {
           /* Initialise the emulation's storage from the code object (skipped
            * when equal: read-only data of the emulation library). */
@@ -1028,6 +1086,11 @@ struct mock_queue {
   void *data;
   hsa_agent_t agent;
   int busy;
+  /* Deferred mode: when the head packet started (0: not yet); the queue
+   * stopped after an error. */
+  uint64_t head_started_ns;
+  int dead;
+  struct mock_queue *next_queue;
 };
 typedef hsa_status_t (*hsa_amd_system_event_callback_t)(const hsa_amd_event_t *, void *);
 static hsa_amd_system_event_callback_t event_cb;
@@ -1058,6 +1121,8 @@ EXPORT hsa_status_t hsa_queue_create(hsa_agent_t agent, uint32_t size, uint32_t 
   q->callback = cb;
   q->data = data;
   q->agent = agent;
+  void defer_add_queue(struct mock_queue *);
+  defer_add_queue(q);
   struct signal *door = calloc(1, sizeof *door);
   door->magic = SIGNAL_MAGIC;
   door->doorbell_of = q;
@@ -1184,6 +1249,11 @@ static int run_dispatch(struct mock_queue *q, const hsa_kernel_dispatch_packet_t
     }
     return HSA_STATUS_ERROR_EXCEPTION;
   }
+  const char *trap = getenv("MOCK_HSA_TRAP_KERNEL");
+  if (trap && !strcmp(trap, name)) {
+    fprintf(stderr, "[mock-hsa] injecting a trap in %s\n", name);
+    return HSA_STATUS_ERROR_EXCEPTION; /* a queue error without a memory fault event */
+  }
   if (!k->emu) {
     trace("%s not emulated (no MOCK_HSA_EMU): dispatch only checked", name);
     return 0;
@@ -1195,7 +1265,7 @@ static int run_dispatch(struct mock_queue *q, const hsa_kernel_dispatch_packet_t
           for (uint32_t ty = 0; ty < wg[1]; ty++)
             for (uint32_t tx = 0; tx < wg[0]; tx++) {
               uint32_t ids[12] = {x, y, z, tx, ty, tz, wg[0], wg[1], wg[2], blocks[0], blocks[1], blocks[2]};
-              memcpy(emu_ids, ids, sizeof ids);
+              memcpy(k->emu_ids, ids, sizeof ids);
               ((kfn32)k->emu)(slot[0], slot[1], slot[2], slot[3], slot[4], slot[5], slot[6], slot[7], slot[8], slot[9],
                               slot[10], slot[11], slot[12], slot[13], slot[14], slot[15], slot[16], slot[17], slot[18],
                               slot[19], slot[20], slot[21], slot[22], slot[23], slot[24], slot[25], slot[26], slot[27],
@@ -1260,7 +1330,7 @@ EXPORT hsa_status_t hsa_init(void) {
     return HSA_STATUS_ERROR_OUT_OF_RESOURCES;
   }
   initialized++;
-  trace("hsa_init (%d GPU agents, ISA %s)", num_gpus(), isa_target());
+  trace("hsa_init (%d GPU agents, ISA %s%s)", num_gpus(), isa_target(), deferred() ? ", deferred completion" : "");
   return HSA_STATUS_SUCCESS;
 }
 EXPORT hsa_status_t hsa_shut_down(void) {
@@ -1556,13 +1626,18 @@ EXPORT hsa_status_t hsa_amd_memory_async_copy(void *dst, hsa_agent_t da, const v
   NEED_INIT();
   if (!is_agent(da) || !is_agent(sa))
     return HSA_STATUS_ERROR_INVALID_AGENT;
-  for (uint32_t i = 0; i < ndep; i++)
+  for (uint32_t i = 0; i < ndep && !deferred(); i++)
     if (hsa_signal_load_scacquire(deps[i]) > 0)
       warn("hsa_amd_memory_async_copy: dependency %u is still pending (would wait)", i);
   void *d = device_view(dst, size, "hsa_amd_memory_async_copy dst");
   void *s = device_view(src, size, "hsa_amd_memory_async_copy src");
   if (!d || !s)
     return HSA_STATUS_ERROR_INVALID_ARGUMENT;
+  if (deferred()) {
+    hsa_status_t defer_copy(void *, const void *, size_t, uint32_t, const hsa_signal_t *, hsa_signal_t);
+    trace("hsa_amd_memory_async_copy(%p <- %p, %zu, %u deps) deferred", dst, src, size, ndep);
+    return defer_copy(dst, src, size, ndep, deps, done);
+  }
   memmove(d, s, size);
   trace("hsa_amd_memory_async_copy(%p <- %p, %zu)", dst, src, size);
   if (done.handle)
@@ -1592,3 +1667,233 @@ EXPORT hsa_status_t hsa_amd_register_system_event_handler(hsa_amd_system_event_c
   return HSA_STATUS_SUCCESS;
 }
 EXPORT hsa_status_t hsa_amd_profiling_set_profiler_enabled(hsa_queue_t *q, int enable) { return HSA_STATUS_SUCCESS; }
+
+/* ----------------------------------------------- deferred completion --- */
+
+static int deferred(void) {
+  static int on = -1;
+  if (on < 0) {
+    const char *d = getenv("MOCK_HSA_DEFER");
+    on = d && *d && *d != '0';
+  }
+  return on;
+}
+static uint64_t defer_ns(void) {
+  static int64_t ns = -1;
+  if (ns < 0) {
+    const char *u = getenv("MOCK_HSA_DEFER_US");
+    ns = (u && *u ? atoll(u) : 2000) * 1000;
+    if (ns < 0)
+      ns = 0;
+  }
+  return (uint64_t)ns;
+}
+static uint64_t now_ns(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
+}
+
+struct deferred_copy {
+  void *dst;
+  const void *src;
+  size_t size;
+  uint32_t ndep;
+  hsa_signal_t deps[16];
+  hsa_signal_t done;
+  uint64_t started_ns;
+  struct deferred_copy *next;
+};
+/* dlock guards the lists and the gate; operations run without it. */
+static pthread_mutex_t dlock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t dcond = PTHREAD_COND_INITIALIZER;
+static struct deferred_copy *dcopies;
+static struct mock_queue *dqueues;
+static int gate_open = 1;
+static int worker_started;
+
+static void *defer_worker(void *);
+static void defer_start_locked(void) {
+  if (worker_started)
+    return;
+  worker_started = 1;
+  /* The worker runs this library's code until the process ends: keep it
+   * mapped when the runtime dlcloses it (LLVM's libomptarget does at exit). */
+  Dl_info self;
+  if (dladdr((void *)defer_worker, &self) && self.dli_fname)
+    dlopen(self.dli_fname, RTLD_NOW | RTLD_NOLOAD | RTLD_NODELETE);
+  pthread_t t;
+  pthread_create(&t, NULL, defer_worker, NULL);
+  pthread_detach(t);
+}
+static void defer_wake(void) {
+  pthread_mutex_lock(&dlock);
+  defer_start_locked();
+  pthread_cond_broadcast(&dcond);
+  pthread_mutex_unlock(&dlock);
+}
+void defer_add_queue(struct mock_queue *q) {
+  pthread_mutex_lock(&dlock);
+  q->next_queue = dqueues;
+  dqueues = q;
+  pthread_mutex_unlock(&dlock);
+}
+hsa_status_t defer_copy(void *dst, const void *src, size_t size, uint32_t ndep, const hsa_signal_t *deps, hsa_signal_t done) {
+  if (ndep > 16) {
+    warn("hsa_amd_memory_async_copy: %u dependencies (the mock keeps 16)", ndep);
+    return HSA_STATUS_ERROR_INVALID_ARGUMENT;
+  }
+  struct deferred_copy *c = calloc(1, sizeof *c);
+  c->dst = dst;
+  c->src = src;
+  c->size = size;
+  c->ndep = ndep;
+  for (uint32_t i = 0; i < ndep; i++) {
+    if (!sig(deps[i])) {
+      free(c);
+      return HSA_STATUS_ERROR_INVALID_SIGNAL;
+    }
+    c->deps[i] = deps[i];
+  }
+  c->done = done;
+  pthread_mutex_lock(&dlock);
+  struct deferred_copy **pp = &dcopies; /* FIFO */
+  while (*pp)
+    pp = &(*pp)->next;
+  *pp = c;
+  defer_start_locked();
+  pthread_cond_broadcast(&dcond);
+  pthread_mutex_unlock(&dlock);
+  return HSA_STATUS_SUCCESS;
+}
+static bool signals_zero(const hsa_signal_t *s, int n) {
+  for (int i = 0; i < n; i++)
+    if (s[i].handle && hsa_signal_load_scacquire(s[i]) != 0)
+      return false;
+  return true;
+}
+
+EXPORT void mock_hsa_defer_gate(int open) {
+  pthread_mutex_lock(&dlock);
+  gate_open = open;
+  pthread_cond_broadcast(&dcond);
+  pthread_mutex_unlock(&dlock);
+}
+EXPORT int mock_hsa_defer_pending(void) {
+  int n = 0;
+  pthread_mutex_lock(&dlock);
+  for (struct deferred_copy *c = dcopies; c; c = c->next)
+    n++;
+  for (struct mock_queue *q = dqueues; q; q = q->next_queue)
+    if (!q->dead)
+      n += (int)(atomic_load(&q->write_index) - atomic_load(&q->read_index));
+  pthread_mutex_unlock(&dlock);
+  return n;
+}
+
+/* Runs the head packet of q (called without dlock); returns 1 if it completed. */
+static void run_head(struct mock_queue *q, hsa_kernel_dispatch_packet_t *pk, uint16_t header) {
+  unsigned type = header & 0xff;
+  hsa_signal_t done = pk->completion_signal;
+  int err = 0;
+  if (type == 2) {
+    err = run_dispatch(q, pk, header);
+  } else if (type == 3) {
+    done = ((hsa_barrier_and_packet_t *)pk)->completion_signal;
+  } else {
+    warn("packet of type %u is not supported", type);
+    err = HSA_STATUS_ERROR_INVALID_PACKET_FORMAT;
+  }
+  if (err) {
+    q->dead = 1;
+    if (q->callback)
+      q->callback(err, &q->q, q->data);
+    return;
+  }
+  __atomic_store_n((uint32_t *)pk, 1u, __ATOMIC_RELEASE);
+  atomic_fetch_add(&q->read_index, 1);
+  if (done.handle)
+    hsa_signal_subtract_screlease(done, 1);
+}
+
+static void *defer_worker(void *arg) {
+  (void)arg;
+  pthread_mutex_lock(&dlock);
+  for (;;) {
+    uint64_t now = now_ns(), wait_until = 0;
+    struct mock_queue *run_q = NULL;
+    hsa_kernel_dispatch_packet_t *run_pk = NULL;
+    uint16_t run_header = 0;
+    struct deferred_copy *run_c = NULL;
+    if (gate_open) {
+      for (struct mock_queue *q = dqueues; q && !run_q; q = q->next_queue) {
+        uint64_t r = atomic_load(&q->read_index);
+        if (q->dead || r >= atomic_load(&q->write_index))
+          continue;
+        hsa_kernel_dispatch_packet_t *pk = &((hsa_kernel_dispatch_packet_t *)q->q.base_address)[r & (q->q.size - 1)];
+        uint16_t header = (uint16_t)__atomic_load_n((uint32_t *)pk, __ATOMIC_ACQUIRE);
+        if ((header & 0xff) == 1)
+          continue; /* reserved, not published yet */
+        if ((header & 0xff) == 3 && !signals_zero(((hsa_barrier_and_packet_t *)pk)->dep_signal, 5))
+          continue; /* a barrier-AND waits for its dependencies */
+        if (!q->head_started_ns)
+          q->head_started_ns = now;
+        if (now >= q->head_started_ns + defer_ns()) {
+          run_q = q;
+          run_pk = pk;
+          run_header = header;
+          q->head_started_ns = 0;
+        } else if (!wait_until || q->head_started_ns + defer_ns() < wait_until) {
+          wait_until = q->head_started_ns + defer_ns();
+        }
+      }
+      for (struct deferred_copy **pp = &dcopies; *pp && !run_q && !run_c; pp = &(*pp)->next) {
+        struct deferred_copy *c = *pp;
+        if (!signals_zero(c->deps, (int)c->ndep))
+          continue;
+        if (!c->started_ns)
+          c->started_ns = now;
+        if (now >= c->started_ns + defer_ns()) {
+          *pp = c->next;
+          run_c = c;
+          break;
+        }
+        if (!wait_until || c->started_ns + defer_ns() < wait_until)
+          wait_until = c->started_ns + defer_ns();
+      }
+    }
+    if (!run_q && !run_c) {
+      /* Nothing to run yet: sleep until the next completion time, a new
+       * operation, or at most 1 ms (dependencies are polled). */
+      uint64_t until = now + 1000000;
+      if (wait_until && wait_until < until)
+        until = wait_until;
+      struct timespec ts;
+      clock_gettime(CLOCK_REALTIME, &ts);
+      uint64_t rel = until > now ? until - now : 0;
+      ts.tv_sec += (time_t)(rel / 1000000000ull);
+      ts.tv_nsec += (long)(rel % 1000000000ull);
+      if (ts.tv_nsec >= 1000000000l) {
+        ts.tv_sec++;
+        ts.tv_nsec -= 1000000000l;
+      }
+      pthread_cond_timedwait(&dcond, &dlock, &ts);
+      continue;
+    }
+    pthread_mutex_unlock(&dlock);
+    if (run_q) {
+      run_head(run_q, run_pk, run_header);
+    } else {
+      void *d = device_view(run_c->dst, run_c->size, "deferred hsa_amd_memory_async_copy dst");
+      void *s = device_view(run_c->src, run_c->size, "deferred hsa_amd_memory_async_copy src");
+      if (d && s)
+        memmove(d, s, run_c->size);
+      trace("deferred copy %p <- %p (%zu bytes) done", run_c->dst, run_c->src, run_c->size);
+      if (run_c->done.handle)
+        hsa_signal_subtract_screlease(run_c->done, 1);
+      free(run_c);
+    }
+    pthread_mutex_lock(&dlock);
+  }
+  return NULL;
+}

@@ -52,6 +52,33 @@ pub fn global_thread_num() -> Option<i32> {
     Some(f(core::ptr::null()))
 }
 
+/// The running task's target async handle slot
+/// (`__kmpc_omp_get_target_async_handle_ptr`), when the task can be
+/// re-queued (it has a task team) and the slot is empty; `None` otherwise,
+/// and without libomp. A `nowait` construct parks its unfinished work there.
+pub fn target_async_handle_slot() -> Option<*mut *mut c_void> {
+    let get = libomp_fn!(G, c"__kmpc_omp_get_target_async_handle_ptr");
+    let has_team = libomp_fn!(T, c"__kmpc_omp_has_task_team");
+    if get == 0 || has_team == 0 {
+        return None;
+    }
+    let gtid = global_thread_num().filter(|&g| g >= 0)?;
+    // SAFETY: libomp exports `bool __kmpc_omp_has_task_team(kmp_int32 gtid)`.
+    let has_team: extern "C" fn(i32) -> bool = unsafe { core::mem::transmute(has_team) };
+    if !has_team(gtid) {
+        return None;
+    }
+    // SAFETY: libomp exports `void **__kmpc_omp_get_target_async_handle_ptr(kmp_int32 gtid)`.
+    let get: extern "C" fn(i32) -> *mut *mut c_void = unsafe { core::mem::transmute(get) };
+    let slot = get(gtid);
+    if slot.is_null() || !(slot as usize).is_multiple_of(align_of::<*mut c_void>()) {
+        return None;
+    }
+    // SAFETY: libomp's slot in the running task's data, aligned and non-NULL.
+    let empty = unsafe { (*slot).is_null() };
+    empty.then_some(slot)
+}
+
 /// One libomp dependence record (`kmp_depend_info_t`, 24 bytes).
 #[repr(C)]
 #[derive(Debug, Clone, Copy)]

@@ -4,8 +4,11 @@
 //! `__tgt_async_info_destroy`. A handle collects the work of one queue; the
 //! launch does not wait, synchronisation reports the first failure.
 //!
-//! The host plugin completes every operation before returning, so a handle
-//! only has to remember whether something failed.
+//! A handle keeps one runtime async context per device it launched on: on
+//! plugins with queues (CUDA streams, HSA queues) the launch's copies and
+//! kernel are queued there and `__tgt_async_info_synchronize` waits for them
+//! and runs their clean-up; the host plugin completes every operation before
+//! returning, so there only failures are remembered.
 
 use super::boundary::{int_entry, ptr_entry, void_entry};
 use crate::abi::{self, __tgt_kernel_arguments, ident_t};
@@ -21,6 +24,7 @@ pub struct AsyncInfo {
     tag: u64,
     pub device: i64,
     failed: AtomicBool,
+    contexts: super::kernel::HandleContexts,
 }
 
 /// Checks a handle received from C.
@@ -43,7 +47,8 @@ unsafe fn handle<'a>(h: *mut c_void) -> Result<&'a AsyncInfo> {
 #[unsafe(no_mangle)]
 pub extern "C" fn __tgt_async_info_create(device: i64) -> *mut c_void {
     ptr_entry("__tgt_async_info_create", || {
-        Ok(Box::into_raw(Box::new(AsyncInfo { tag: ASYNC_TAG, device, failed: AtomicBool::new(false) })).cast())
+        Ok(Box::into_raw(Box::new(AsyncInfo { tag: ASYNC_TAG, device, failed: AtomicBool::new(false), contexts: Default::default() }))
+            .cast())
     })
 }
 
@@ -59,7 +64,14 @@ pub unsafe extern "C" fn __tgt_async_info_synchronize(async_info: *mut c_void) -
         }
         // SAFETY: forwarded contract.
         let info = unsafe { handle(async_info)? };
-        Ok(if info.failed.swap(false, Ordering::AcqRel) { abi::OFFLOAD_FAIL } else { abi::OFFLOAD_SUCCESS })
+        let mut failed = info.failed.swap(false, Ordering::AcqRel);
+        for mut ctx in std::mem::take(&mut *info.contexts.lock()) {
+            if let Err(e) = ctx.synchronize() {
+                crate::env::diag::report(&e.to_string());
+                failed = true;
+            }
+        }
+        Ok(if failed { abi::OFFLOAD_FAIL } else { abi::OFFLOAD_SUCCESS })
     })
 }
 
@@ -106,7 +118,18 @@ pub unsafe extern "C" fn __tgt_target_kernel_async(
             Some(unsafe { handle(async_info)? })
         };
         // SAFETY: forwarded contract.
-        let rc = unsafe { super::kernel::__tgt_target_kernel(loc, device_id, num_teams, thread_limit, host_ptr, args) };
+        let rc = unsafe {
+            super::kernel::target_kernel(
+                "__tgt_target_kernel_async",
+                loc,
+                device_id,
+                num_teams,
+                thread_limit,
+                host_ptr,
+                args,
+                info.map(|i| &i.contexts),
+            )
+        };
         if rc != abi::OFFLOAD_SUCCESS
             && let Some(info) = info
         {

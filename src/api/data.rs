@@ -6,6 +6,7 @@ use super::boundary::{value_entry, void_entry};
 use crate::abi::ptr::{self, Loc};
 use crate::abi::{MapType, ident_t, map_var_info_t};
 use crate::error::{OffloadError, Result};
+use crate::runtime::async_info::AsyncInfo;
 use crate::runtime::data::{self, MapArg, MapperComponents};
 use crate::runtime::{self, launch};
 use core::ffi::c_void;
@@ -143,8 +144,8 @@ enum DataOp {
 ///
 /// # Safety
 /// `loc` is NULL or a valid `ident_t`; `raw` satisfies [`RawArgs::read`].
-#[inline(always)] // Once per export, with `op` a constant.
-unsafe fn target_data(name: &'static str, loc: *const ident_t, device_id: i64, raw: RawArgs, op: DataOp) {
+#[inline(always)] // Once per export, with `op` and `nowait` constants.
+unsafe fn target_data(name: &'static str, loc: *const ident_t, device_id: i64, raw: RawArgs, op: DataOp, nowait: bool) {
     void_entry(name, || {
         // SAFETY: forwarded contract.
         let src = unsafe { Loc::new(loc) };
@@ -170,17 +171,20 @@ unsafe fn target_data(name: &'static str, loc: *const ident_t, device_id: i64, r
             args,
         );
         crate::debug!("{name}: device {id}, {} arguments", args.len());
+        let mut q = AsyncInfo::new(dev);
         let rc = match op {
             DataOp::Begin => {
                 let mut st = data::BeginState::for_args(args);
-                data::data_begin(rt, dev, args, false, &mut st).and_then(|_| data::process_attach(dev, &st))
+                data::data_begin(rt, dev, args, false, &mut st, &mut q).and_then(|_| data::process_attach(dev, &st, &mut q))
             }
             DataOp::End => {
                 let mut post = data::EndQueue::new();
-                data::data_end(dev, args, false, &mut post).and_then(|_| data::finish_end_items(dev, &post))
+                data::data_end(dev, args, false, &mut post, &mut q).and_then(|_| q.finish_end_queue(&mut post))
             }
-            DataOp::Update => data::data_update(dev, args, false),
+            DataOp::Update => data::data_update(dev, args, false, &mut q),
         };
+        // Waits for the queued copies (or parks them in the task for nowait).
+        let rc = rc.and_then(|_| q.finish(nowait));
         if rc.is_ok() && op == DataOp::Begin {
             // SAFETY: same arrays as read above.
             unsafe { raw.write_back_bases(args) };
@@ -216,12 +220,13 @@ pub unsafe extern "C" fn __tgt_target_data_begin_mapper(
         mappers: arg_mappers,
     };
     // SAFETY: forwarded contract.
-    unsafe { target_data("__tgt_target_data_begin_mapper", loc, device_id, raw, DataOp::Begin) }
+    unsafe { target_data("__tgt_target_data_begin_mapper", loc, device_id, raw, DataOp::Begin, false) }
 }
 
 /// Map-entering construct (`target data` begin, `target enter data`), `nowait` form: the compiler wraps it in a target task that
-/// carries the dependences, so they are ignored here and the call completes
-/// before returning.
+/// carries the dependences. On a plugin with queues the work not finished
+/// by the end of the call is parked in the task and completed by
+/// `__tgt_target_nowait_query`.
 ///
 /// # Safety
 /// As [`__tgt_target_data_begin_mapper`].
@@ -241,8 +246,17 @@ pub unsafe extern "C" fn __tgt_target_data_begin_nowait_mapper(
     _noalias_dep_num: i32,
     _noalias_dep_list: *mut c_void,
 ) {
+    let raw = RawArgs {
+        num: arg_num,
+        bases: args_base,
+        begins: args,
+        sizes: arg_sizes,
+        types: arg_types,
+        names: arg_names,
+        mappers: arg_mappers,
+    };
     // SAFETY: forwarded contract.
-    unsafe { __tgt_target_data_begin_mapper(loc, device_id, arg_num, args_base, args, arg_sizes, arg_types, arg_names, arg_mappers) }
+    unsafe { target_data("__tgt_target_data_begin_nowait_mapper", loc, device_id, raw, DataOp::Begin, true) }
 }
 
 /// Map-entering construct (`target data` begin, `target enter data`), legacy form without location, names and mappers.
@@ -310,12 +324,13 @@ pub unsafe extern "C" fn __tgt_target_data_end_mapper(
         mappers: arg_mappers,
     };
     // SAFETY: forwarded contract.
-    unsafe { target_data("__tgt_target_data_end_mapper", loc, device_id, raw, DataOp::End) }
+    unsafe { target_data("__tgt_target_data_end_mapper", loc, device_id, raw, DataOp::End, false) }
 }
 
 /// Map-exiting construct (`target data` end, `target exit data`), `nowait` form: the compiler wraps it in a target task that
-/// carries the dependences, so they are ignored here and the call completes
-/// before returning.
+/// carries the dependences. On a plugin with queues the work not finished
+/// by the end of the call is parked in the task and completed by
+/// `__tgt_target_nowait_query`.
 ///
 /// # Safety
 /// As [`__tgt_target_data_end_mapper`].
@@ -335,8 +350,17 @@ pub unsafe extern "C" fn __tgt_target_data_end_nowait_mapper(
     _noalias_dep_num: i32,
     _noalias_dep_list: *mut c_void,
 ) {
+    let raw = RawArgs {
+        num: arg_num,
+        bases: args_base,
+        begins: args,
+        sizes: arg_sizes,
+        types: arg_types,
+        names: arg_names,
+        mappers: arg_mappers,
+    };
     // SAFETY: forwarded contract.
-    unsafe { __tgt_target_data_end_mapper(loc, device_id, arg_num, args_base, args, arg_sizes, arg_types, arg_names, arg_mappers) }
+    unsafe { target_data("__tgt_target_data_end_nowait_mapper", loc, device_id, raw, DataOp::End, true) }
 }
 
 /// Map-exiting construct (`target data` end, `target exit data`), legacy form without location, names and mappers.
@@ -404,12 +428,13 @@ pub unsafe extern "C" fn __tgt_target_data_update_mapper(
         mappers: arg_mappers,
     };
     // SAFETY: forwarded contract.
-    unsafe { target_data("__tgt_target_data_update_mapper", loc, device_id, raw, DataOp::Update) }
+    unsafe { target_data("__tgt_target_data_update_mapper", loc, device_id, raw, DataOp::Update, false) }
 }
 
 /// `target update`, `nowait` form: the compiler wraps it in a target task that
-/// carries the dependences, so they are ignored here and the call completes
-/// before returning.
+/// carries the dependences. On a plugin with queues the work not finished
+/// by the end of the call is parked in the task and completed by
+/// `__tgt_target_nowait_query`.
 ///
 /// # Safety
 /// As [`__tgt_target_data_update_mapper`].
@@ -429,8 +454,17 @@ pub unsafe extern "C" fn __tgt_target_data_update_nowait_mapper(
     _noalias_dep_num: i32,
     _noalias_dep_list: *mut c_void,
 ) {
+    let raw = RawArgs {
+        num: arg_num,
+        bases: args_base,
+        begins: args,
+        sizes: arg_sizes,
+        types: arg_types,
+        names: arg_names,
+        mappers: arg_mappers,
+    };
     // SAFETY: forwarded contract.
-    unsafe { __tgt_target_data_update_mapper(loc, device_id, arg_num, args_base, args, arg_sizes, arg_types, arg_names, arg_mappers) }
+    unsafe { target_data("__tgt_target_data_update_nowait_mapper", loc, device_id, raw, DataOp::Update, true) }
 }
 
 /// `target update`, legacy form without location, names and mappers.

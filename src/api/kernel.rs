@@ -7,6 +7,7 @@ use crate::abi::ptr::Loc;
 use crate::abi::{self, __tgt_kernel_arguments, ident_t, map_var_info_t};
 use crate::env::diag;
 use crate::error::{OffloadError, Result};
+use crate::runtime::async_info::{AsyncInfo, TaskQuery};
 use crate::runtime::{self, launch::LaunchRequest};
 use core::ffi::c_void;
 
@@ -120,7 +121,32 @@ pub unsafe extern "C" fn __tgt_target_kernel(
     host_ptr: *mut c_void,
     args: *mut __tgt_kernel_arguments,
 ) -> i32 {
-    int_entry("__tgt_target_kernel", || {
+    // SAFETY: forwarded contract.
+    unsafe { target_kernel("__tgt_target_kernel", loc, device_id, num_teams, thread_limit, host_ptr, args, None) }
+}
+
+/// The contexts of a handle from `__tgt_async_info_create`, one per device used.
+pub(crate) type HandleContexts = parking_lot::Mutex<Vec<AsyncInfo>>;
+
+/// `__tgt_target_kernel`'s body. With `handle` the launch's work is queued
+/// in the handle's context for its device and completed by
+/// `__tgt_async_info_synchronize`; without, it completes here (or, for a
+/// `nowait` struct, in the target task).
+///
+/// # Safety
+/// As [`__tgt_target_kernel`].
+#[allow(clippy::too_many_arguments)] // The entry point's arguments plus the handle.
+pub(crate) unsafe fn target_kernel(
+    name: &'static str,
+    loc: *mut ident_t,
+    device_id: i64,
+    num_teams: i32,
+    thread_limit: i32,
+    host_ptr: *mut c_void,
+    args: *mut __tgt_kernel_arguments,
+    handle: Option<&HandleContexts>,
+) -> i32 {
+    int_entry(name, || {
         // SAFETY: forwarded contract.
         let src = unsafe { Loc::new(loc) };
         let rt = runtime::get();
@@ -145,7 +171,26 @@ pub unsafe extern "C" fn __tgt_target_kernel(
             req.num_teams,
             req.thread_limit
         );
-        let rc = rt.launch(dev, host_ptr as usize, &mut req);
+        let rc = match handle {
+            Some(contexts) => {
+                let mut contexts = contexts.lock();
+                let i = match contexts.iter().position(|c| c.dev.id == dev.id) {
+                    Some(i) => i,
+                    None => {
+                        contexts.push(AsyncInfo::new(dev));
+                        contexts.len() - 1
+                    }
+                };
+                rt.launch(&mut contexts[i], host_ptr as usize, &mut req)
+            }
+            None => {
+                let nowait = req.flags & abi::KERNEL_FLAG_NOWAIT != 0;
+                let mut q = AsyncInfo::new(dev);
+                let rc = rt.launch(&mut q, host_ptr as usize, &mut req);
+                // Waits for the queued work, or parks it in the target task (nowait).
+                rc.and_then(|out| q.finish(nowait).map(|_| out).inspect_err(|e| diag::report(&e.to_string())))
+            }
+        };
         if let Ok(out) = &rc
             && req.version >= 2
         {
@@ -429,8 +474,9 @@ pub extern "C" fn __kmpc_push_target_tripcount(_device_id: i64, _loop_tripcount:
 #[unsafe(no_mangle)]
 pub extern "C" fn __kmpc_push_target_tripcount_mapper(_loc: *mut ident_t, _device_id: i64, _loop_tripcount: u64) {}
 
-/// Completes a target task's asynchronous work. This runtime finishes every
-/// region before returning, so a valid handle is already complete.
+/// Polls a target task's parked asynchronous work (see
+/// `AsyncInfo::finish`); when it has completed, runs its clean-up, frees the
+/// handle and clears the slot, which tells libomp the task is done.
 ///
 /// # Safety
 /// `async_handle` is NULL or points to the task's handle slot.
@@ -445,7 +491,14 @@ pub unsafe extern "C" fn __tgt_target_nowait_query(async_handle: *mut *mut c_voi
             invalid();
         }
         // SAFETY: non-NULL, aligned slot owned by the calling task.
-        unsafe { *async_handle = core::ptr::null_mut() };
-        Ok(())
+        let slot = unsafe { &mut *async_handle };
+        match runtime::async_info::query_task_handle(slot) {
+            Ok(TaskQuery::Pending | TaskQuery::Done) => Ok(()),
+            Ok(TaskQuery::Invalid) => invalid(),
+            Err(e) => {
+                diag::report(&e.to_string());
+                diag::fatal(1, "Error while querying the async queue for completion.")
+            }
+        }
     })
 }

@@ -19,6 +19,9 @@ pub struct Config {
     pub target_offload_env: Option<i32>,
     /// `OMP_DEFAULT_DEVICE` as we parse it when libomp is absent.
     pub default_device_env: Option<i32>,
+    /// `OMPTARGET_RS_HOST_QUEUES=N` (test mode): the host plugin defers
+    /// copies and launches to queues whose queries answer "not ready" N times.
+    pub host_queues: Option<u32>,
 }
 
 /// INFO bits (`OMP_INFOTYPE_*`).
@@ -88,6 +91,7 @@ impl Config {
             dump_offload_entries: var("OMPTARGET_DUMP_OFFLOAD_ENTRIES").and_then(|v| parse_int(&v)).unwrap_or(-1),
             target_offload_env: var("OMP_TARGET_OFFLOAD").and_then(|v| parse_target_offload(&v)),
             default_device_env: var("OMP_DEFAULT_DEVICE").and_then(|v| parse_int(&v)).map(|n| n as i32),
+            host_queues: var("OMPTARGET_RS_HOST_QUEUES").and_then(|v| parse_int(&v)).map(|n| n.clamp(0, 1 << 20) as u32),
         }
     }
 

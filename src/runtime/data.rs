@@ -7,6 +7,7 @@
 //! (`PTR_AND_OBJ` bases, shadow-pointer restoration).
 
 use super::Runtime;
+use super::async_info::AsyncInfo;
 use super::device::Device;
 use super::mapping::{Found, Insert, Lookup, MapEntry, Seen, Shadow};
 use crate::abi::MapType;
@@ -153,7 +154,7 @@ fn refcount_str(c: u64) -> String {
 
 /// `getTargetPointer`: find or create the mapping of `[begin, +size)`.
 /// `Ok(None)` is LLVM's NULL result (message already printed).
-fn get_target_pointer(rt: &Runtime, dev: &Device, g: &GetTarget) -> Result<Option<TargetPointer>> {
+fn get_target_pointer(rt: &Runtime, dev: &Device, g: &GetTarget, q: &mut AsyncInfo) -> Result<Option<TargetPointer>> {
     // Reuse decision and count update happen under the table's read lock.
     let reuse = |e: &Arc<MapEntry>| {
         if g.update_ref {
@@ -225,8 +226,19 @@ fn get_target_pointer(rt: &Runtime, dev: &Device, g: &GetTarget) -> Result<Optio
         TargetPointer { tgt: g.begin as u64, entry: None, is_new: false, is_host: true }
     } else {
         created = true;
-        create_entry(dev, g, seen)?
+        create_entry(dev, g, seen, q)?
     };
+    // Data another context is still copying into the entry: wait for it on
+    // the device before this construct's work uses it.
+    if !created
+        && q.queued()
+        && let Some(e) = tp.entry.as_ref()
+    {
+        let ev = e.event.load(std::sync::atomic::Ordering::Acquire);
+        if ev != 0 {
+            q.wait_event(ev)?;
+        }
+    }
 
     // Data motion for reused entries that count as new, or `always`
     // (entries created here were filled before they became visible).
@@ -242,7 +254,8 @@ fn get_target_pointer(rt: &Runtime, dev: &Device, g: &GetTarget) -> Result<Optio
         let end = g.begin.saturating_add(g.size as usize);
         let attached_inside = e.shadows.lock().iter().any(|s| s.host_ptr_addr >= g.begin && s.host_ptr_addr < end);
         if !attached_inside {
-            submit(dev, tp.tgt, g.begin, g.size, g.name)?;
+            submit(q, tp.tgt, g.begin, g.size, g.name)?;
+            set_event(e, q)?;
         }
     }
     if tp.is_host {
@@ -253,7 +266,7 @@ fn get_target_pointer(rt: &Runtime, dev: &Device, g: &GetTarget) -> Result<Optio
 
 /// Allocates and inserts a new entry (under the table's write lock, so two
 /// threads mapping the same new range agree on one entry).
-fn create_entry(dev: &Device, g: &GetTarget, seen: Seen) -> Result<TargetPointer> {
+fn create_entry(dev: &Device, g: &GetTarget, seen: Seen, q: &mut AsyncInfo) -> Result<TargetPointer> {
     // Allocate and fill the device copy before the entry exists: nobody else
     // can see it yet, and the write lock below then only guards the insert.
     let alloc = dev.alloc(g.padding + g.size, AllocKind::Default)?;
@@ -273,17 +286,19 @@ fn create_entry(dev: &Device, g: &GetTarget, seen: Seen) -> Result<TargetPointer
         )
     });
     if g.to
-        && let Err(err) = submit(dev, tgt, g.begin, g.size, g.name)
+        && let Err(err) = submit(q, tgt, g.begin, g.size, g.name)
     {
-        let _ = dev.free(alloc, AllocKind::Default);
+        q.free_after(alloc);
         return Err(err);
     }
+    // Other contexts that find the entry wait for this copy.
+    let event = if g.to { q.record_event()?.unwrap_or(0) } else { 0 };
     let outcome = dev.table.insert_unless_mapped(
         seen,
         g.base,
         g.begin,
         g.size,
-        || MapEntry::new(g.base, g.begin, g.size, alloc, tgt, g.name, g.hold),
+        || MapEntry::new(g.base, g.begin, g.size, alloc, tgt, g.name, g.hold).with_event(event),
         // Another thread mapped the range since our lookup: take a reference
         // while the locks are held.
         |found| {
@@ -298,8 +313,11 @@ fn create_entry(dev: &Device, g: &GetTarget, seen: Seen) -> Result<TargetPointer
             Ok(TargetPointer { tgt, entry: Some(e), is_new: true, is_host: false })
         }
         Insert::Found(found) => {
-            // Ours is not needed.
-            let _ = dev.free(alloc, AllocKind::Default);
+            // Ours is not needed (once our copy into it completed).
+            if event != 0 {
+                dev.plugin.event_release(dev.plugin_device, event);
+            }
+            q.free_after(alloc);
             match found {
                 Lookup::Contained(e) => Ok(TargetPointer { tgt: e.tgt_of(g.begin), entry: Some(e), is_new: false, is_host: false }),
                 _ => Err(OffloadError::Mapping("concurrent conflicting mapping".into())),
@@ -330,23 +348,34 @@ pub fn describe(e: &MapEntry) -> String {
     )
 }
 
+/// Replaces the entry's in-flight event after this context copied into it.
+fn set_event(e: &MapEntry, q: &mut AsyncInfo) -> Result<()> {
+    if let Some(ev) = q.record_event()? {
+        let old = e.event.swap(ev, std::sync::atomic::Ordering::AcqRel);
+        if old != 0 {
+            q.dev.plugin.event_release(q.dev.plugin_device, old);
+        }
+    }
+    Ok(())
+}
+
 #[inline(always)] // A flag test and the plugin call: not worth a call of its own.
-fn submit(dev: &Device, tgt: u64, host: usize, size: u64, name: usize) -> Result<()> {
-    diag::info(info::DATA_TRANSFER, dev.id, || {
+fn submit(q: &mut AsyncInfo, tgt: u64, host: usize, size: u64, name: usize) -> Result<()> {
+    diag::info(info::DATA_TRANSFER, q.dev.id, || {
         format!("Copying data from host to device, HstPtr={}, TgtPtr={}, Size={size}, Name={}", ptr(host as u64), ptr(tgt), name_of(name))
     });
     // SAFETY: `host` is the begin of a map list item of `size` bytes, which the
     // program guarantees to be valid host memory during the construct.
-    unsafe { dev.submit(tgt, host, size) }.inspect_err(|_| diag::report("Copying data to device failed."))
+    unsafe { q.submit(tgt, host, size) }.inspect_err(|_| diag::report("Copying data to device failed."))
 }
 
 #[inline(always)] // A flag test and the plugin call: not worth a call of its own.
-fn retrieve(dev: &Device, host: usize, tgt: u64, size: u64, name: usize) -> Result<()> {
-    diag::info(info::DATA_TRANSFER, dev.id, || {
+fn retrieve(q: &mut AsyncInfo, host: usize, tgt: u64, size: u64, name: usize) -> Result<()> {
+    diag::info(info::DATA_TRANSFER, q.dev.id, || {
         format!("Copying data from device to host, TgtPtr={}, HstPtr={}, Size={size}, Name={}", ptr(tgt), ptr(host as u64), name_of(name))
     });
     // SAFETY: as in `submit`: a map list item the program keeps valid.
-    unsafe { dev.retrieve(host, tgt, size) }.inspect_err(|_| diag::report("Copying data from device failed."))
+    unsafe { q.retrieve(host, tgt, size) }.inspect_err(|_| diag::report("Copying data from device failed."))
 }
 
 /// Reads the pointer stored at host address `addr`.
@@ -360,7 +389,7 @@ fn read_host_ptr(addr: usize) -> usize {
 }
 
 /// Writes a pointer value back to host address `addr` (shadow restore).
-fn write_host_ptr(addr: usize, value: u64) {
+pub(super) fn write_host_ptr(addr: usize, value: u64) {
     if addr == 0 || !addr.is_multiple_of(align_of::<usize>()) {
         return;
     }
@@ -370,7 +399,14 @@ fn write_host_ptr(addr: usize, value: u64) {
 }
 
 /// `targetDataBegin`. `args[i].base` is rewritten for `RETURN_PARAM` entries.
-pub fn data_begin(rt: &Runtime, dev: &Device, args: &mut [MapArg], from_mapper: bool, st: &mut BeginState) -> Result<()> {
+pub fn data_begin(
+    rt: &Runtime,
+    dev: &Device,
+    args: &mut [MapArg],
+    from_mapper: bool,
+    st: &mut BeginState,
+    q: &mut AsyncInfo,
+) -> Result<()> {
     let fast = !from_mapper && quiet();
     for i in 0..args.len() {
         let a = args[i];
@@ -380,7 +416,7 @@ pub fn data_begin(rt: &Runtime, dev: &Device, args: &mut [MapArg], from_mapper: 
             && a.size > 0
             && t.0 & !BEGIN_FAST_BITS == 0
             && args.get(i + 1).is_none_or(|next| next.ty.member_of() != Some(i))
-            && let Some(tgt) = begin_fast(rt, dev, &a, st)?
+            && let Some(tgt) = begin_fast(rt, dev, &a, st, q)?
         {
             args[i].resolved = Some(tgt);
             continue;
@@ -390,7 +426,7 @@ pub fn data_begin(rt: &Runtime, dev: &Device, args: &mut [MapArg], from_mapper: 
         }
         if a.mapper != 0 {
             let mut comps = run_mapper(&a);
-            data_begin(rt, dev, &mut comps, true, st)
+            data_begin(rt, dev, &mut comps, true, st, q)
                 .inspect_err(|_| diag::report("Call to targetDataBegin via targetDataMapper for custom mapper failed."))?;
             continue;
         }
@@ -430,7 +466,7 @@ pub fn data_begin(rt: &Runtime, dev: &Device, args: &mut [MapArg], from_mapper: 
                 present,
                 hold,
             };
-            let Some(ptp) = get_target_pointer(rt, dev, &g)? else {
+            let Some(ptp) = get_target_pointer(rt, dev, &g, q)? else {
                 return Err(null_pointer(present));
             };
             if ptp.is_new && !ptp.is_host && st.track_new_allocs {
@@ -454,7 +490,7 @@ pub fn data_begin(rt: &Runtime, dev: &Device, args: &mut [MapArg], from_mapper: 
             present,
             hold,
         };
-        let tp = match get_target_pointer(rt, dev, &g)? {
+        let tp = match get_target_pointer(rt, dev, &g, q)? {
             Some(tp) => tp,
             None if a.size != 0 || present => return Err(null_pointer(present)),
             None => TargetPointer { tgt: 0, entry: None, is_new: false, is_host: false },
@@ -473,7 +509,7 @@ pub fn data_begin(rt: &Runtime, dev: &Device, args: &mut [MapArg], from_mapper: 
             && let (Some(ptp), Some(_)) = (&pointer_tp, &tp.entry)
             && let Some(pentry) = &ptp.entry
         {
-            attach(dev, pentry, a.base, ptp.tgt, base, a.begin, tp.tgt, 8)?;
+            attach(q, pentry, a.base, ptp.tgt, base, a.begin, tp.tgt, 8)?;
         }
         if t.0 != 0 && t.member_of().is_none() && !implicit && !present && tp.entry.is_none() {
             diag::info(info::EMPTY_MAPPING, dev.id, || format!("variable {} does not have a valid device counterpart", a.var_name()));
@@ -502,13 +538,16 @@ const BEGIN_FAST_BITS: u64 =
 /// must decide (partial overlaps, unified shared memory), which then looks
 /// the item up again.
 #[inline]
-fn begin_fast(rt: &Runtime, dev: &Device, a: &MapArg, st: &mut BeginState) -> Result<Option<u64>> {
+fn begin_fast(rt: &Runtime, dev: &Device, a: &MapArg, st: &mut BeginState, q: &mut AsyncInfo) -> Result<Option<u64>> {
     let size = a.size as u64;
     let hold = a.ty.any(MapType::OMPX_HOLD);
     let implicit = a.ty.any(MapType::IMPLICIT);
+    let queued = q.queued();
     let reuse = |e: &MapEntry| {
         e.inc(hold);
-        Ok(e.tgt_of(a.begin))
+        // A copy into the entry another context may still have in flight.
+        let event = if queued { e.event.load(std::sync::atomic::Ordering::Acquire) } else { 0 };
+        Ok((e.tgt_of(a.begin), event))
     };
     let (hit, seen) = dev.table.lookup_with(a.begin, size, |l| match l {
         Found::Contained(e) => reuse(e),
@@ -517,7 +556,13 @@ fn begin_fast(rt: &Runtime, dev: &Device, a: &MapArg, st: &mut BeginState) -> Re
         Found::NotFound => Err(true),
     });
     match hit {
-        Ok(tgt) => Ok(Some(tgt)),
+        Ok((tgt, event)) => {
+            // As in get_target_pointer: this construct's work waits for it.
+            if event != 0 {
+                q.wait_event(event)?;
+            }
+            Ok(Some(tgt))
+        }
         Err(true) if !rt.unified_shared_memory() => {
             let g = GetTarget {
                 begin: a.begin,
@@ -533,7 +578,7 @@ fn begin_fast(rt: &Runtime, dev: &Device, a: &MapArg, st: &mut BeginState) -> Re
                 present: false,
                 hold,
             };
-            let tp = create_entry(dev, &g, seen)?;
+            let tp = create_entry(dev, &g, seen, q)?;
             if tp.is_new && st.track_new_allocs {
                 st.new_allocs.push((a.begin, a.begin + size as usize));
             }
@@ -561,7 +606,7 @@ const END_FAST_BITS: u64 = MapType::TO
 /// the entry for [`finish_end`]. Returns false when the item is not mapped
 /// and the general path must decide.
 #[inline]
-fn end_fast(dev: &Device, a: &MapArg, post: &mut EndQueue) -> Result<bool> {
+fn end_fast(dev: &Device, a: &MapArg, post: &mut EndQueue, q: &mut AsyncInfo) -> Result<bool> {
     let size = a.size as u64;
     let t = a.ty;
     let (hold, force_delete) = (t.any(MapType::OMPX_HOLD), t.any(MapType::DELETE));
@@ -574,7 +619,7 @@ fn end_fast(dev: &Device, a: &MapArg, post: &mut EndQueue) -> Result<bool> {
     let Some((entry, is_last, tgt)) = hit else { return Ok(false) };
     let from = t.any(MapType::FROM);
     if from && (is_last || t.any(MapType::ALWAYS)) {
-        retrieve(dev, a.begin, tgt, size, a.name)?;
+        retrieve(q, a.begin, tgt, size, a.name)?;
     }
     post.push(EndItem { entry, from, may_delete: true });
     Ok(true)
@@ -588,14 +633,14 @@ fn null_pointer(present: bool) -> OffloadError {
 
 /// Processes the deferred ATTACH entries of a construct (§6.8).
 #[inline]
-pub fn process_attach(dev: &Device, st: &BeginState) -> Result<()> {
+pub fn process_attach(dev: &Device, st: &BeginState, q: &mut AsyncInfo) -> Result<()> {
     if st.attach.is_empty() {
         return Ok(());
     }
-    process_attach_entries(dev, st)
+    process_attach_entries(dev, st, q)
 }
 
-fn process_attach_entries(dev: &Device, st: &BeginState) -> Result<()> {
+fn process_attach_entries(dev: &Device, st: &BeginState, q: &mut AsyncInfo) -> Result<()> {
     let always_cfg = crate::env::config().attach_always;
     let is_new = |addr: usize| st.new_allocs.iter().any(|&(b, e)| addr >= b && addr < e);
     for a in &st.attach {
@@ -610,7 +655,7 @@ fn process_attach_entries(dev: &Device, st: &BeginState) -> Result<()> {
         let pointer = get_tgt_ptr_begin(dev, a.ptr_addr, a.ptr_size, false, false, true, false);
         let Some(pointer_entry) = pointer.entry else { continue };
         let host_base = read_host_ptr(a.ptr_addr);
-        attach(dev, &pointer_entry, a.ptr_addr, pointer.tgt, host_base, a.pointee_begin, pointee.tgt, a.ptr_size)
+        attach(q, &pointer_entry, a.ptr_addr, pointer.tgt, host_base, a.pointee_begin, pointee.tgt, a.ptr_size)
             .inspect_err(|_| diag::report("Failed to process ATTACH entries."))?;
     }
     Ok(())
@@ -621,7 +666,7 @@ fn process_attach_entries(dev: &Device, st: &BeginState) -> Result<()> {
 /// host value so copies back to the host keep it.
 #[allow(clippy::too_many_arguments)] // Mirrors the reference's parameter list.
 fn attach(
-    dev: &Device,
+    q: &mut AsyncInfo,
     pointer_entry: &MapEntry,
     host_ptr_addr: usize,
     tgt_ptr_addr: u64,
@@ -642,7 +687,7 @@ fn attach(
     }
     crate::debug!("attach: device pointer at {tgt_ptr_addr:#x} := {tgt_pointee_base:#x} (host {host_ptr_addr:#x})");
     let value = tgt_pointee_base;
-    diag::info(info::DATA_TRANSFER, dev.id, || {
+    diag::info(info::DATA_TRANSFER, q.dev.id, || {
         format!(
             "Copying data from host to device, HstPtr={}, TgtPtr={}, Size={}, Name={}",
             ptr(&value as *const u64 as u64),
@@ -652,7 +697,7 @@ fn attach(
         )
     });
     // Descriptors larger than a pointer (Fortran) keep their tail on the device.
-    dev.write_u64(tgt_ptr_addr, value).inspect_err(|_| diag::report("Failed to update pointer on device."))
+    q.write_u64(tgt_ptr_addr, value).inspect_err(|_| diag::report("Failed to update pointer on device."))
 }
 
 /// Result of `getTgtPtrBegin`.
@@ -715,12 +760,12 @@ pub struct EndItem {
 
 /// `targetDataEnd`: copies back and releases; deletions are queued in `post`
 /// and done by [`finish_end`] once all copies completed.
-pub fn data_end(dev: &Device, args: &[MapArg], from_mapper: bool, post: &mut EndQueue) -> Result<()> {
+pub fn data_end(dev: &Device, args: &[MapArg], from_mapper: bool, post: &mut EndQueue, q: &mut AsyncInfo) -> Result<()> {
     let fast = !from_mapper && quiet();
     for i in (0..args.len()).rev() {
         let a = args[i];
         let t = a.ty;
-        if fast && a.mapper == 0 && a.size > 0 && t.0 & !END_FAST_BITS == 0 && end_fast(dev, &a, post)? {
+        if fast && a.mapper == 0 && a.size > 0 && t.0 & !END_FAST_BITS == 0 && end_fast(dev, &a, post, q)? {
             continue;
         }
         if t.any(MapType::LITERAL | MapType::PRIVATE | MapType::ATTACH) {
@@ -728,7 +773,7 @@ pub fn data_end(dev: &Device, args: &[MapArg], from_mapper: bool, post: &mut End
         }
         if a.mapper != 0 {
             let comps = run_mapper(&a);
-            data_end(dev, &comps, true, post)
+            data_end(dev, &comps, true, post, q)
                 .inspect_err(|_| diag::report("Call to targetDataEnd via targetDataMapper for custom mapper failed."))?;
             continue;
         }
@@ -748,7 +793,7 @@ pub fn data_end(dev: &Device, args: &[MapArg], from_mapper: bool, post: &mut End
             continue;
         };
         if t.any(MapType::FROM) && (t.any(MapType::ALWAYS) || r.is_last) && size != 0 {
-            retrieve(dev, a.begin, r.tgt, size, a.name)?;
+            retrieve(q, a.begin, r.tgt, size, a.name)?;
         }
         post.push(EndItem { entry, from: t.any(MapType::FROM), may_delete: !member || ptr_and_obj });
     }
@@ -783,6 +828,10 @@ pub fn finish_end_items(dev: &Device, post: &[EndItem]) -> Result<()> {
                 )
             });
             crate::debug!("device {}: removed mapping of host [{:#x}, {:#x})", dev.id, e.host_begin, e.host_end);
+            let ev = e.event.swap(0, std::sync::atomic::Ordering::AcqRel);
+            if ev != 0 {
+                dev.plugin.event_release(dev.plugin_device, ev);
+            }
             dev.free(e.tgt_alloc, AllocKind::Default).inspect_err(|_| diag::report("Deallocating data from device failed."))?;
         }
     }
@@ -791,7 +840,7 @@ pub fn finish_end_items(dev: &Device, post: &[EndItem]) -> Result<()> {
 
 /// `targetDataUpdate`. Updates change no counts, so whether the list came
 /// from a mapper makes no difference (the flag mirrors begin/end).
-pub fn data_update(dev: &Device, args: &[MapArg], _from_mapper: bool) -> Result<()> {
+pub fn data_update(dev: &Device, args: &[MapArg], _from_mapper: bool, q: &mut AsyncInfo) -> Result<()> {
     for a in args {
         let t = a.ty;
         if t.any(MapType::LITERAL | MapType::PRIVATE) {
@@ -799,20 +848,20 @@ pub fn data_update(dev: &Device, args: &[MapArg], _from_mapper: bool) -> Result<
         }
         if a.mapper != 0 {
             let comps = run_mapper(a);
-            data_update(dev, &comps, true)
+            data_update(dev, &comps, true, q)
                 .inspect_err(|_| diag::report("Call to targetDataUpdate via targetDataMapper for custom mapper failed."))?;
             continue;
         }
         if t.any(MapType::NON_CONTIG) {
-            update_non_contiguous(dev, a)?;
+            update_non_contiguous(dev, a, q)?;
         } else {
-            update_contiguous(dev, a.begin, a.size_u(), t, a.name)?;
+            update_contiguous(dev, a.begin, a.size_u(), t, a.name, q)?;
         }
     }
     Ok(())
 }
 
-fn update_contiguous(dev: &Device, begin: usize, size: u64, t: MapType, name: usize) -> Result<()> {
+fn update_contiguous(dev: &Device, begin: usize, size: u64, t: MapType, name: usize, q: &mut AsyncInfo) -> Result<()> {
     let r = get_tgt_ptr_begin(dev, begin, size, false, false, true, false);
     let Some(entry) = r.entry else {
         if t.any(MapType::PRESENT) {
@@ -825,23 +874,31 @@ fn update_contiguous(dev: &Device, begin: usize, size: u64, t: MapType, name: us
         return Ok(());
     };
     if t.any(MapType::TO) {
-        submit(dev, r.tgt, begin, size, name)?;
+        submit(q, r.tgt, begin, size, name)?;
+        set_event(&entry, q)?;
         let shadows: Vec<Shadow> = entry.shadows.lock().clone();
         for s in shadows.iter().filter(|s| s.host_ptr_addr >= begin && s.host_ptr_addr < begin + size as usize) {
-            dev.write_u64(s.tgt_ptr_addr, s.tgt_ptr_value).inspect_err(|_| diag::report("Failed to update pointer on device."))?;
+            q.write_u64(s.tgt_ptr_addr, s.tgt_ptr_value).inspect_err(|_| diag::report("Failed to update pointer on device."))?;
         }
     }
     if t.any(MapType::FROM) {
-        retrieve(dev, begin, r.tgt, size, name)?;
-        for s in entry.shadows.lock().iter().filter(|s| s.host_ptr_addr >= begin && s.host_ptr_addr < begin + size as usize) {
-            write_host_ptr(s.host_ptr_addr, s.host_ptr_value);
+        retrieve(q, begin, r.tgt, size, name)?;
+        let restores: smallvec::SmallVec<[(usize, u64); 4]> = entry
+            .shadows
+            .lock()
+            .iter()
+            .filter(|s| s.host_ptr_addr >= begin && s.host_ptr_addr < begin + size as usize)
+            .map(|s| (s.host_ptr_addr, s.host_ptr_value))
+            .collect();
+        for (addr, value) in restores {
+            q.write_host_after(addr, value);
         }
     }
     Ok(())
 }
 
 /// Non-contiguous `target update`: `begin` points to `size` descriptors.
-fn update_non_contiguous(dev: &Device, a: &MapArg) -> Result<()> {
+fn update_non_contiguous(dev: &Device, a: &MapArg, q: &mut AsyncInfo) -> Result<()> {
     let dims = usize::try_from(a.size).map_err(|_| OffloadError::InvalidArgument("negative dimension count".into()))?;
     // SAFETY: for NON_CONTIG entries clang passes an array of `size`
     // descriptors in ArgPtrs[i]; the slice helper checks NULL and alignment.
@@ -862,6 +919,7 @@ fn update_non_contiguous(dev: &Device, a: &MapArg) -> Result<()> {
     }
     let d = desc.len() - merged;
     let chunk = desc[d - 1].count.wrapping_mul(desc[d - 1].stride);
+    #[allow(clippy::too_many_arguments)] // The recursion's state, kept explicit.
     fn visit(
         dev: &Device,
         a: &MapArg,
@@ -870,16 +928,17 @@ fn update_non_contiguous(dev: &Device, a: &MapArg) -> Result<()> {
         level: usize,
         offset: u64,
         chunk: u64,
+        q: &mut AsyncInfo,
     ) -> Result<()> {
         if level == d - 1 {
             let off = offset.wrapping_add(desc[level].offset.wrapping_mul(desc[level].stride));
-            return update_contiguous(dev, a.base.wrapping_add(off as usize), chunk, a.ty, a.name);
+            return update_contiguous(dev, a.base.wrapping_add(off as usize), chunk, a.ty, a.name, q);
         }
         for idx in 0..desc[level].count {
             let off = offset.wrapping_add(desc[level].offset.wrapping_add(idx).wrapping_mul(desc[level].stride));
-            visit(dev, a, desc, d, level + 1, off, chunk)?;
+            visit(dev, a, desc, d, level + 1, off, chunk, q)?;
         }
         Ok(())
     }
-    visit(dev, a, &desc, d, 0, 0, chunk)
+    visit(dev, a, &desc, d, 0, 0, chunk, q)
 }

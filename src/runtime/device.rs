@@ -5,7 +5,7 @@ use super::mapping::MappingTable;
 use crate::error::{OffloadError, Result};
 use crate::plugins::{AllocKind, KernelHandle, Plugin};
 use parking_lot::{Mutex, RwLock};
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -48,13 +48,15 @@ pub struct Device {
     pub plugin: &'static dyn Plugin,
     /// The plugin's own number for this device.
     pub plugin_device: usize,
+    /// Whether the plugin queues work (`Plugin::has_queues`), read once.
+    pub queued: bool,
     pub table: MappingTable,
     /// Region id → kernel, for every loaded library.
     pub(super) kernels: RwLock<HashMap<usize, Kernel, AddrHash>>,
     /// Bumped after every change of `kernels`; validates per-thread caches.
     pub(super) kernels_version: AtomicU64,
-    /// Keys of the libraries whose image is loaded here.
-    pub(super) loaded_libs: Mutex<HashSet<usize>>,
+    /// Libraries whose image is loaded here → the plugin's image handle.
+    pub(super) loaded_libs: Mutex<HashMap<usize, crate::plugins::ImageHandle>>,
     /// Registry generation this device has caught up with (lazy loading).
     pub(super) loaded_generation: AtomicU64,
 }
@@ -71,10 +73,11 @@ impl Device {
             id,
             plugin,
             plugin_device,
+            queued: plugin.has_queues(),
             table: MappingTable::default(),
             kernels: RwLock::new(HashMap::default()),
             kernels_version: AtomicU64::new(0),
-            loaded_libs: Mutex::new(HashSet::new()),
+            loaded_libs: Mutex::new(HashMap::new()),
             loaded_generation: AtomicU64::new(0),
         }
     }

@@ -3,8 +3,8 @@
 //! first for Version >= 3), launch, then unmap and free private copies.
 
 use super::Runtime;
+use super::async_info::AsyncInfo;
 use super::data::{self, BeginState, MapArg};
-use super::device::Device;
 use crate::abi::MapType;
 use crate::env::config::info;
 use crate::env::diag;
@@ -66,24 +66,12 @@ pub fn print_args(dev_id: usize, header: impl FnOnce() -> String, args: &[MapArg
 }
 
 impl Runtime {
-    /// `target()`: run one target region on `dev`. Errors have been reported.
-    pub fn launch(&self, dev: &Device, region_id: usize, req: &mut LaunchRequest<'_>) -> Result<LaunchOutcome> {
+    /// `target()`: run one target region on the context's device. Errors
+    /// have been reported. On a plugin with queues the work is queued on `q`;
+    /// the caller synchronises it (or hands it to the task for `nowait`).
+    pub fn launch(&self, q: &mut AsyncInfo, region_id: usize, req: &mut LaunchRequest<'_>) -> Result<LaunchOutcome> {
+        let dev = q.dev;
         let kernel = self.kernel(dev, region_id).inspect_err(|e| diag::report(&e.to_string()))?;
-        let mut privates: Vec<u64> = Vec::new();
-        let result = self.launch_inner(dev, &kernel, req, &mut privates);
-        for p in privates {
-            let _ = dev.free(p, AllocKind::Default);
-        }
-        result
-    }
-
-    fn launch_inner(
-        &self,
-        dev: &Device,
-        kernel: &super::device::Kernel,
-        req: &mut LaunchRequest<'_>,
-        privates: &mut Vec<u64>,
-    ) -> Result<LaunchOutcome> {
         let has_args = !req.args.is_empty();
         let mut params: smallvec::SmallVec<[u64; 16]> = smallvec::SmallVec::new();
         if req.version >= crate::abi::KERNEL_ARGS_MIN_VERSION_WITH_DYN_PTR && req.flags & crate::abi::KERNEL_FLAG_IS_CUDA == 0 {
@@ -92,22 +80,21 @@ impl Runtime {
         }
         if has_args {
             let mut st = BeginState::for_args(req.args);
-            data::data_begin(self, dev, req.args, false, &mut st).and_then(|_| data::process_attach(dev, &st)).inspect_err(|_| {
+            data::data_begin(self, dev, req.args, false, &mut st, q).and_then(|_| data::process_attach(dev, &st, q)).inspect_err(|_| {
                 diag::report("Call to targetDataBegin failed, abort target.");
                 diag::report("Failed to process data before launching the kernel.");
             })?;
-            self.kernel_params(dev, req, &mut params, privates)
-                .inspect_err(|_| diag::report("Failed to process data before launching the kernel."))?;
+            self.kernel_params(q, req, &mut params).inspect_err(|_| diag::report("Failed to process data before launching the kernel."))?;
         }
         let dims =
             LaunchDims { teams: req.num_teams, threads: req.thread_limit, dyn_shared_bytes: req.dyn_cgroup_mem, tripcount: req.tripcount };
-        dev.plugin.launch(dev.plugin_device, kernel.handle, kernel.name, &params, &dims).inspect_err(|e| {
+        q.launch(kernel.handle, kernel.name, &params, &dims).inspect_err(|e| {
             diag::report(&e.to_string());
             diag::report("Executing target region abort target.");
         })?;
         if has_args {
             let mut post = data::EndQueue::new();
-            data::data_end(dev, req.args, false, &mut post).and_then(|_| data::finish_end_items(dev, &post)).inspect_err(|_| {
+            data::data_end(dev, req.args, false, &mut post, q).and_then(|_| q.finish_end_queue(&mut post)).inspect_err(|_| {
                 diag::report("Call to targetDataEnd failed, abort target.");
                 diag::report("Failed to process data after launching the kernel.");
             })?;
@@ -117,13 +104,8 @@ impl Runtime {
     }
 
     /// Builds one parameter per `TARGET_PARAM` entry (§5.1).
-    fn kernel_params(
-        &self,
-        dev: &Device,
-        req: &LaunchRequest<'_>,
-        params: &mut smallvec::SmallVec<[u64; 16]>,
-        privates: &mut Vec<u64>,
-    ) -> Result<()> {
+    fn kernel_params(&self, q: &mut AsyncInfo, req: &LaunchRequest<'_>, params: &mut smallvec::SmallVec<[u64; 16]>) -> Result<()> {
+        let dev = q.dev;
         // The parameter value produced for each entry (device base address).
         // Only lambda captures read the values of other entries: the list is
         // built (and its inline array written) only for constructs with one.
@@ -138,7 +120,7 @@ impl Runtime {
                 if t.has(MapType::PTR_AND_OBJ | MapType::LITERAL | MapType::IMPLICIT)
                     && let Some(parent) = t.member_of()
                 {
-                    patch_lambda_capture(dev, req, i, parent, &value_of)?;
+                    patch_lambda_capture(q, req, i, parent, &value_of)?;
                 }
                 continue;
             }
@@ -148,7 +130,8 @@ impl Runtime {
                 let size = a.size.max(0) as u64;
                 let offset = a.base.wrapping_sub(a.begin) as u64;
                 let p = dev.alloc(size.max(1), AllocKind::Default)?;
-                privates.push(p);
+                // Freed once the kernel (or the context's queue) completed.
+                q.free_after_launch(p);
                 if t.any(MapType::ATTACH) {
                     // Corresponding-pointer initialisation: the device pointee base.
                     let host_base = read_ptr(a.base);
@@ -156,12 +139,12 @@ impl Runtime {
                         super::mapping::Lookup::Contained(e) => e.tgt_of(a.begin).wrapping_sub(a.begin.wrapping_sub(host_base) as u64),
                         _ => host_base as u64,
                     };
-                    dev.write_u64(p, value)?;
+                    q.write_u64(p, value)?;
                     p
                 } else {
                     if t.any(MapType::TO) && size > 0 {
                         // SAFETY: a firstprivate list item of `size` bytes the program keeps valid.
-                        unsafe { dev.submit(p, a.begin, size)? };
+                        unsafe { q.submit(p, a.begin, size)? };
                     }
                     p.wrapping_add(offset)
                 }
@@ -194,17 +177,17 @@ impl Runtime {
 /// device address of the captured variable into the device copy of the
 /// lambda object (the parent's kernel argument), at the capture's offset.
 /// An unmapped capture is left alone, as in LLVM.
-fn patch_lambda_capture(dev: &Device, req: &LaunchRequest<'_>, i: usize, parent: usize, value_of: &[Option<u64>]) -> Result<()> {
+fn patch_lambda_capture(q: &mut AsyncInfo, req: &LaunchRequest<'_>, i: usize, parent: usize, value_of: &[Option<u64>]) -> Result<()> {
     let (Some(a), Some(p), Some(Some(parent_dev))) = (req.args.get(i), req.args.get(parent), value_of.get(parent)) else {
         return Ok(());
     };
     let slot = parent_dev.wrapping_add(a.base.wrapping_sub(p.begin) as u64);
-    let r = data::get_tgt_ptr_begin(dev, a.begin, a.size.max(0) as u64, false, false, false, false);
+    let r = data::get_tgt_ptr_begin(q.dev, a.begin, a.size.max(0) as u64, false, false, false, false);
     if r.entry.is_none() {
         crate::debug!("lambda capture at {:#x} is not mapped; left as is", a.begin);
         return Ok(());
     }
-    dev.write_u64(slot, r.tgt)
+    q.write_u64(slot, r.tgt)
 }
 
 fn read_ptr(addr: usize) -> usize {

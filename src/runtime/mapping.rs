@@ -36,6 +36,9 @@ pub struct MapEntry {
     dyn_ref: AtomicU64,
     hold_ref: AtomicU64,
     pub shadows: Mutex<Vec<Shadow>>,
+    /// Plugin event that completes when the last queued copy into this
+    /// entry has landed (0 = none in flight or a plugin without queues).
+    pub event: std::sync::atomic::AtomicU64,
 }
 
 impl MapEntry {
@@ -51,7 +54,13 @@ impl MapEntry {
             dyn_ref: AtomicU64::new(if hold { 0 } else { 1 }),
             hold_ref: AtomicU64::new(if hold { 1 } else { 0 }),
             shadows: Mutex::new(Vec::new()),
+            event: std::sync::atomic::AtomicU64::new(0),
         }
+    }
+    /// The same entry with an in-flight copy event.
+    pub fn with_event(self, event: u64) -> Self {
+        self.event.store(event, std::sync::atomic::Ordering::Relaxed);
+        self
     }
     /// An entry whose dynamic count is INF (globals, associated pointers).
     pub fn new_permanent(host_begin: usize, size: u64, tgt_begin: u64, name: usize) -> Self {

@@ -7,6 +7,7 @@
 //! register/unregister cycles (older rustc does one per kernel) are cheap and
 //! never tear down devices that other libraries still use.
 
+pub mod async_info;
 pub mod data;
 pub mod device;
 pub mod device_api;
@@ -211,9 +212,9 @@ impl Runtime {
         let removed = self.registry.write().remove(key);
         if let Some(lib) = removed {
             for dev in self.devices.all() {
-                if !dev.loaded_libs.lock().remove(&key) {
+                let Some(image) = dev.loaded_libs.lock().remove(&key) else {
                     continue;
-                }
+                };
                 let mut kernels = dev.kernels.write();
                 for e in lib.entries.iter().filter(|e| e.is_openmp()) {
                     if e.is_kernel() {
@@ -227,6 +228,11 @@ impl Runtime {
                 }
                 drop(kernels);
                 dev.kernels_version.fetch_add(1, Ordering::AcqRel);
+                // The library's device code goes with it: its device
+                // destructors run now (22.1 runs them at device deinit).
+                if let Err(e) = dev.plugin.unload_binary(dev.plugin_device, image) {
+                    diag::report(&format!("device {}: unloading the image of library {key:#x} failed: {e}", dev.id));
+                }
             }
             crate::debug!("unregistered library {key:#x}");
         }
@@ -308,7 +314,7 @@ impl Runtime {
         let reg = self.registry.read();
         for lib in &reg.libs {
             let Some(&index) = lib.device_images.get(&dev.id) else { continue };
-            if dev.loaded_libs.lock().contains(&lib.key) {
+            if dev.loaded_libs.lock().contains_key(&lib.key) {
                 continue;
             }
             let image = &lib.images[index];
@@ -355,7 +361,7 @@ impl Runtime {
             }
             dev.kernels.write().extend(kernels);
             dev.kernels_version.fetch_add(1, Ordering::AcqRel);
-            dev.loaded_libs.lock().insert(lib.key);
+            dev.loaded_libs.lock().insert(lib.key, handle);
         }
         dev.loaded_generation.store(generation, Ordering::Release);
         Ok(())

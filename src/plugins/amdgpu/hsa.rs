@@ -124,6 +124,20 @@ pub struct KernelDispatchPacket {
     pub completion_signal: HsaSignal,
 }
 const _: () = assert!(size_of::<KernelDispatchPacket>() == 64);
+
+/// `hsa_barrier_and_packet_t`: completes once every dependency signal is 0;
+/// the packets behind it in the queue are not launched before that.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default)]
+pub struct BarrierAndPacket {
+    pub header: u16,
+    pub reserved0: u16,
+    pub reserved1: u32,
+    pub dep_signal: [HsaSignal; 5],
+    pub reserved2: u64,
+    pub completion_signal: HsaSignal,
+}
+const _: () = assert!(size_of::<BarrierAndPacket>() == 64);
 const _: () = assert!(size_of::<HsaQueue>() == 40);
 
 /// `hsa_amd_gpu_memory_fault_info_t` inside `hsa_amd_event_t`.
@@ -143,6 +157,8 @@ pub type IsaCallback = unsafe extern "C" fn(isa: HsaIsa, data: *mut c_void) -> H
 pub type PoolCallback = unsafe extern "C" fn(pool: HsaMemoryPool, data: *mut c_void) -> HsaStatus;
 pub type QueueErrorCallback = unsafe extern "C" fn(status: HsaStatus, queue: *mut HsaQueue, data: *mut c_void);
 pub type SystemEventCallback = unsafe extern "C" fn(event: *const HsaAmdEvent, data: *mut c_void) -> HsaStatus;
+/// `hsa_amd_signal_handler`: returns whether to stay registered.
+pub type SignalHandler = unsafe extern "C" fn(value: HsaSignalValue, arg: *mut c_void) -> bool;
 
 /// Attribute numbers (hsa.h / hsa_ext_amd.h) used here.
 pub mod info {
@@ -210,6 +226,7 @@ pub mod consts {
     pub const WAIT_STATE_ACTIVE: i32 = 1;
     pub const PACKET_TYPE_INVALID: u16 = 1;
     pub const PACKET_TYPE_KERNEL_DISPATCH: u16 = 2;
+    pub const PACKET_TYPE_BARRIER_AND: u16 = 3;
     pub const PACKET_HEADER_TYPE: u16 = 0;
     pub const PACKET_HEADER_BARRIER: u16 = 8;
     pub const PACKET_HEADER_ACQUIRE_FENCE_SCOPE: u16 = 9;
@@ -250,6 +267,9 @@ driver_table! {
         required fn hsa_signal_store_relaxed(signal: HsaSignal, value: HsaSignalValue) -> ();
         required fn hsa_signal_store_screlease(signal: HsaSignal, value: HsaSignalValue) -> ();
         required fn hsa_signal_wait_scacquire(signal: HsaSignal, condition: c_int, compare_value: HsaSignalValue, timeout_hint: u64, wait_state_hint: c_int) -> HsaSignalValue;
+        required fn hsa_signal_load_scacquire(signal: HsaSignal) -> HsaSignalValue;
+        required fn hsa_signal_subtract_screlease(signal: HsaSignal, value: HsaSignalValue) -> ();
+        required fn hsa_amd_signal_async_handler(signal: HsaSignal, condition: c_int, value: HsaSignalValue, handler: SignalHandler, arg: *mut c_void) -> HsaStatus;
         // Queues.
         required fn hsa_queue_create(agent: HsaAgent, size: u32, type_: u32, callback: Option<QueueErrorCallback>, data: *mut c_void, private_segment_size: u32, group_segment_size: u32, queue: *mut *mut HsaQueue) -> HsaStatus;
         required fn hsa_queue_add_write_index_relaxed(queue: *const HsaQueue, value: u64) -> u64;
@@ -257,6 +277,7 @@ driver_table! {
         // Code objects and executables.
         required fn hsa_code_object_reader_create_from_memory(code_object: *const c_void, size: usize, reader: *mut HsaCodeObjectReader) -> HsaStatus;
         optional fn hsa_code_object_reader_destroy(reader: HsaCodeObjectReader) -> HsaStatus;
+        optional fn hsa_executable_destroy(executable: HsaExecutable) -> HsaStatus;
         required fn hsa_executable_create_alt(profile: c_int, rounding_mode: c_int, options: *const c_char, executable: *mut HsaExecutable) -> HsaStatus;
         required fn hsa_executable_load_agent_code_object(executable: HsaExecutable, agent: HsaAgent, reader: HsaCodeObjectReader, options: *const c_char, loaded: *mut HsaLoadedCodeObject) -> HsaStatus;
         required fn hsa_executable_freeze(executable: HsaExecutable, options: *const c_char) -> HsaStatus;
@@ -312,6 +333,18 @@ impl HsaRuntime {
     #[cold]
     pub fn error(&self, rc: HsaStatus, call: &'static str) -> OffloadError {
         OffloadError::Driver { plugin: "amdgpu", call, message: self.describe(rc) }
+    }
+
+    /// `hsa_status_string`'s text alone (what LLVM prints), or "unknown error".
+    pub fn status_text(&self, rc: HsaStatus) -> String {
+        let mut text: *const c_char = core::ptr::null();
+        // SAFETY: a valid out-pointer; the runtime stores a static string or leaves it untouched.
+        let r = unsafe { (self.hsa_status_string)(rc, &mut text) };
+        if r == HsaStatus::SUCCESS && !text.is_null() {
+            // SAFETY: non-NULL results of hsa_status_string are static C strings.
+            return unsafe { core::ffi::CStr::from_ptr(text) }.to_string_lossy().into_owned();
+        }
+        "unknown error".into()
     }
 
     /// The runtime's description of a status, or its number.

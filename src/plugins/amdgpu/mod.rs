@@ -11,28 +11,36 @@
 //!
 //! Per device (a GPU agent with kernel dispatch, in enumeration order): its
 //! ISA target ids, the coarse-grained global memory pool behind a caching
-//! allocator, one AQL queue created on first launch, and a pool of signals.
-//! Host-side memory (pinned `HOST`/`SHARED` allocations, staging buffers and
-//! kernarg buffers) comes from the CPU agents' fine-grained pools. Every
-//! trait method is synchronous: each copy or dispatch has a completion signal
-//! that is waited on before returning; a queue error or GPU memory fault
-//! reported while waiting ends the wait with an error naming the kernel.
+//! allocator, up to `LIBOMPTARGET_AMDGPU_NUM_HSA_QUEUES` AQL queues created
+//! on first use, a pool of signals, and the streams and events of the
+//! asynchronous methods (`stream.rs`). Host-side memory (pinned `HOST`/`SHARED`
+//! allocations, staging buffers and kernarg buffers) comes from the CPU
+//! agents' fine-grained pools. The synchronous trait methods wait for each
+//! copy's or dispatch's completion signal before returning; the
+//! asynchronous ones (`*_async`, `queue_*`, `event_*`) chain their
+//! operations on a stream's signals and return at once. A GPU memory fault
+//! or queue error prints 22.1's report (the device's last kernel launches,
+//! or the trapping kernel) and aborts, as 22.1 does; with
+//! `OMPTARGET_RS_AMDGPU_ABORT_ON_GPU_ERROR=0` it instead ends the wait with an
+//! error naming the kernel.
 //!
 //! Handles given to the runtime are indices: [`ImageHandle`] into the loaded
-//! executables, [`KernelHandle`] into the resolved kernels. Executables are
-//! never destroyed (kernels may run until process exit, as with the other
-//! plugins).
+//! executables, [`KernelHandle`] into the resolved kernels; queue and event
+//! handles are tagged and generation-checked (`stream.rs`). Images run
+//! `amdgcn.device.init` after loading and `amdgcn.device.fini` in
+//! [`Plugin::unload_binary`], which then destroys the executable.
 
 pub mod hsa;
 pub mod image;
 pub mod kernargs;
 pub mod msgpack;
+mod stream;
 
 use super::cuda::grid::{self, GridLimits, KernelGrid};
 use super::cuda::image::KernelEnvironment;
 use super::cuda::memory::{MemoryPool, RawAllocator};
 use super::cuda::{DEVICE_ENVIRONMENT_SYMBOL, DeviceEnvironment};
-use super::{AllocKind, ImageHandle, KernelHandle, LaunchDims, Plugin};
+use super::{AllocKind, EventHandle, ImageHandle, KernelHandle, LaunchDims, Plugin, QueueHandle};
 use crate::env::config::{info, parse_bool, parse_int};
 use crate::env::diag;
 use crate::error::{OffloadError, Result};
@@ -43,10 +51,10 @@ use hsa::{
 };
 use image::{CodeObjectMetadata, ImageSymbols, KernelMeta, TargetId};
 use parking_lot::{Mutex, RwLock};
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::ffi::CString;
-use std::sync::atomic::{AtomicI32, AtomicU32, AtomicU64, Ordering};
-use std::sync::{LazyLock, OnceLock};
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicPtr, AtomicU32, AtomicU64, Ordering};
+use std::sync::{Arc, LazyLock, OnceLock};
 
 /// Settings read once from the environment (abi-reference §8.3, §8.4).
 #[derive(Debug, Clone)]
@@ -70,9 +78,16 @@ pub struct AmdgpuConfig {
     pub teams_per_cu: u32,
     /// `LIBOMPTARGET_AMDGPU_HSA_QUEUE_SIZE` (512 packets).
     pub queue_size: u32,
+    /// `LIBOMPTARGET_AMDGPU_NUM_HSA_QUEUES` (4): HSA queues per device that
+    /// asynchronous streams are spread over (capped by the agent's maximum).
+    pub num_queues: u32,
     /// `LIBOMPTARGET_AMDGPU_MAX_ASYNC_COPY_BYTES` (1 MiB): larger transfers
     /// lock the host memory instead of staging it.
     pub max_async_copy_bytes: u64,
+    /// `OMPTARGET_RS_AMDGPU_ABORT_ON_GPU_ERROR` (true): a GPU memory fault or
+    /// queue error prints LLVM 22.1's report and aborts the process, as 22.1
+    /// does; false reports it as the error of the wait (naming the kernel).
+    pub abort_on_gpu_error: bool,
 }
 
 impl AmdgpuConfig {
@@ -92,7 +107,9 @@ impl AmdgpuConfig {
             omp_teams_thread_limit: int("OMP_TEAMS_THREAD_LIMIT").unwrap_or(0),
             teams_per_cu: u32_or("LIBOMPTARGET_AMDGPU_TEAMS_PER_CU", 4),
             queue_size: u32_or("LIBOMPTARGET_AMDGPU_HSA_QUEUE_SIZE", 512),
+            num_queues: u32_or("LIBOMPTARGET_AMDGPU_NUM_HSA_QUEUES", 4).max(1),
             max_async_copy_bytes: non_negative("LIBOMPTARGET_AMDGPU_MAX_ASYNC_COPY_BYTES").unwrap_or(1 << 20),
+            abort_on_gpu_error: parse_bool(std::env::var("OMPTARGET_RS_AMDGPU_ABORT_ON_GPU_ERROR").ok().as_deref(), true),
         }
     }
 }
@@ -108,6 +125,8 @@ pub fn config() -> &'static AmdgpuConfig {
 pub const AMDGPU_DEFAULT_WG_SIZE: u32 = 256;
 /// Kernel run by LLVM after loading an image that defines it (§7.8).
 pub const DEVICE_INIT_KERNEL: &str = "amdgcn.device.init";
+/// Kernel run by LLVM before unloading an image that defines it.
+pub const DEVICE_FINI_KERNEL: &str = "amdgcn.device.fini";
 /// Caching threshold of the kernarg and staging buffer pools.
 const HOST_BUFFER_CACHE_BYTES: u64 = 1 << 20;
 /// Timeout hint of one blocked wait on a signal; between waits the plugin
@@ -137,13 +156,18 @@ unsafe impl Send for DeviceQueue {}
 // SAFETY: as above.
 unsafe impl Sync for DeviceQueue {}
 
-/// What the queue error callback reported (0 = nothing).
+/// What the queue error callback reported (0 = nothing), and what it
+/// needs to report like LLVM.
 #[derive(Default)]
 struct QueueErrors {
     status: AtomicI32,
+    hsa: Option<&'static HsaRuntime>,
+    /// The kernel of the last dispatch published on the queue.
+    last_kernel: AtomicPtr<AmdKernel>,
 }
 
-/// The last GPU memory fault reported by the system event handler.
+/// The last GPU memory fault reported by the system event handler, and the
+/// kernel launches 22.1 lists when it reports one.
 #[derive(Default)]
 struct FaultRecord {
     /// Set when a fault arrived.
@@ -151,6 +175,23 @@ struct FaultRecord {
     agent: AtomicU64,
     address: AtomicU64,
     reasons: AtomicU32,
+    /// Per device: its agent handle and node.
+    devices: Vec<(u64, u32)>,
+    /// Per device: the last kernels launched, newest first.
+    traces: Vec<Mutex<VecDeque<&'static str>>>,
+}
+
+/// Launches 22.1 remembers per device (`KernelLaunchTraces`).
+const KERNEL_TRACES: usize = 8;
+
+impl FaultRecord {
+    fn record_launch(&self, device: usize, name: &'static str) {
+        if let Some(t) = self.traces.get(device) {
+            let mut t = t.lock();
+            t.push_front(name);
+            t.truncate(KERNEL_TRACES);
+        }
+    }
 }
 
 /// What the plugin knows about a GPU agent.
@@ -166,11 +207,15 @@ struct DeviceInfo {
     clock_frequency: u64,
     uuid: Option<String>,
     queue_max_size: u32,
+    /// HSA queues (index 0 serves the synchronous methods), created on first use.
+    queues: Vec<OnceLock<Result<DeviceQueue>>>,
     /// Coarse-grained global pool and the agents allowed on its allocations.
     coarse: Option<(HsaMemoryPool, Vec<HsaAgent>)>,
     pool: MemoryPool,
-    queue: OnceLock<Result<DeviceQueue>>,
-    signals: Mutex<Vec<HsaSignal>>,
+    /// Idle signals (shared with the signal references of asynchronous work).
+    signals: Arc<Mutex<Vec<HsaSignal>>>,
+    /// Streams and events of the asynchronous methods.
+    streams: stream::StreamPool,
 }
 
 impl DeviceInfo {
@@ -200,12 +245,23 @@ struct State {
     /// Pinned host allocations (start → size): freed with the pool, and
     /// transfers from inside them skip the staging copy.
     pinned: Mutex<BTreeMap<u64, u64>>,
+    /// Host ranges locked with hsa_amd_memory_lock by transfers in flight.
+    locks: Mutex<BTreeMap<usize, LockedRange>>,
     faults: &'static FaultRecord,
+}
+
+/// One range locked by `hsa_amd_memory_lock`, shared by the transfers using it.
+struct LockedRange {
+    size: usize,
+    agent_ptr: u64,
+    users: u32,
 }
 
 /// A loaded code object.
 struct LoadedImage {
     device: usize,
+    /// Set once unload_binary has run (the handle is then refused).
+    unloaded: AtomicBool,
     executable: HsaExecutable,
     symbols: ImageSymbols,
     metadata: Option<CodeObjectMetadata>,
@@ -215,6 +271,8 @@ struct LoadedImage {
 /// A resolved kernel.
 struct AmdKernel {
     device: usize,
+    name: String,
+    image: ImageHandle,
     kernel_object: u64,
     kernarg_size: u32,
     group_size: u32,
@@ -307,12 +365,35 @@ unsafe extern "C" fn collect_pool(pool: HsaMemoryPool, data: *mut c_void) -> Hsa
 }
 
 /// Queue error callback: records the status for the waiting thread.
-unsafe extern "C" fn queue_error(status: HsaStatus, _queue: *mut HsaQueue, data: *mut c_void) {
+unsafe extern "C" fn queue_error(status: HsaStatus, queue: *mut HsaQueue, data: *mut c_void) {
     if data.is_null() {
         return;
     }
     // SAFETY: `data` is the `&'static QueueErrors` given to hsa_queue_create.
     let slot = unsafe { &*(data as *const QueueErrors) };
+    if config().abort_on_gpu_error {
+        // Reference (AMDGPUQueueTy::callbackError): a trap is reported with
+        // the queue's kernel, anything else as a fatal error; both abort.
+        let _ = std::panic::catch_unwind(|| {
+            let kernel = slot.last_kernel.load(Ordering::Acquire);
+            let text = if status == HsaStatus::ERROR_EXCEPTION {
+                // SAFETY: kernels are leaked ('static) once resolved; null when none ran.
+                match unsafe { kernel.as_ref() } {
+                    Some(k) => format!(
+                        "OFFLOAD ERROR: Kernel '{}'\nOFFLOAD ERROR: execution interrupted by hardware trap instruction\n\
+                         Use 'OFFLOAD_TRACK_NUM_KERNEL_LAUNCH_TRACES=1' to show the stack trace of the kernel\n",
+                        pretty_kernel_name(&k.name)
+                    ),
+                    None => "OFFLOAD ERROR: execution interrupted by hardware trap instruction\n".into(),
+                }
+            } else {
+                let desc = slot.hsa.map(|h| h.status_text(status)).unwrap_or_else(|| "unknown error".into());
+                format!("omptarget fatal error 1: received error in queue {}: {desc}\n", c_pointer(queue as u64))
+            };
+            let _ = std::io::Write::write_all(&mut std::io::stderr(), text.as_bytes());
+        });
+        std::process::abort();
+    }
     slot.status.store(status.0, Ordering::Release);
 }
 
@@ -324,6 +405,13 @@ unsafe extern "C" fn system_event(event: *const hsa::HsaAmdEvent, data: *mut c_v
     // SAFETY: the runtime passes a valid event for the call; `data` is the
     // `&'static FaultRecord` registered with the handler.
     let (e, rec) = unsafe { (&*event, &*(data as *const FaultRecord)) };
+    if e.event_type == consts::EVENT_GPU_MEMORY_FAULT && config().abort_on_gpu_error {
+        // The process aborts right after: nothing observes a half-done report.
+        let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            let _ = std::io::Write::write_all(&mut std::io::stderr(), fault_report(rec, e).as_bytes());
+        }));
+        std::process::abort();
+    }
     if e.event_type == consts::EVENT_GPU_MEMORY_FAULT {
         rec.agent.store(e.agent.handle, Ordering::Relaxed);
         rec.address.store(e.virtual_address, Ordering::Relaxed);
@@ -331,6 +419,72 @@ unsafe extern "C" fn system_event(event: *const hsa::HsaAmdEvent, data: *mut c_v
         rec.seen.store(1, Ordering::Release);
     }
     HsaStatus::SUCCESS
+}
+
+/// `llvm::omp::prettifyFunctionName`: `omp target in <parent> @ <line> (<name>)`
+/// for OpenMP kernels (`__omp_offloading_<hash>_<hash>_<parent>_l<line>...`;
+/// C++ parents stay mangled here), `<name> (internalized)` for internalized
+/// functions, else the name.
+fn pretty_kernel_name(name: &str) -> String {
+    if let Some(base) = name.strip_suffix(".internalized") {
+        return format!("{base} (internalized)");
+    }
+    let parent_and_line = || {
+        let mut rest = name.strip_prefix("__omp_offloading")?;
+        for _ in 0..3 {
+            rest = rest.get(rest.find('_')? + 1..)?;
+        }
+        let at = rest.rfind("_l")?;
+        let digits: &str = &rest[at + 2..];
+        let end = digits.find(|c: char| !c.is_ascii_digit()).unwrap_or(digits.len());
+        let line: u32 = digits[..end].parse().ok()?;
+        Some((&rest[..at], line))
+    };
+    match parent_and_line() {
+        Some((parent, line)) if line != 0 => format!("omp target in {parent} @ {line} ({name})"),
+        _ => name.to_string(),
+    }
+}
+
+/// C's `%p`.
+fn c_pointer(p: u64) -> String {
+    if p == 0 { "(nil)".into() } else { format!("{p:#x}") }
+}
+
+/// What 22.1's event handler prints for a memory fault (its kernel traces,
+/// then the fault) before it aborts.
+fn fault_report(rec: &FaultRecord, e: &hsa::HsaAmdEvent) -> String {
+    let mut out = String::new();
+    let device = rec.devices.iter().position(|&(agent, _)| agent == e.agent.handle);
+    let node = device.map(|d| rec.devices[d].1).unwrap_or(u32::MAX);
+    let fault = format!(
+        "memory access fault by GPU {node} (agent {:#x}) at virtual address {}. Reasons: {}",
+        e.agent.handle,
+        c_pointer(e.virtual_address),
+        fault_reasons(e.fault_reason_mask)
+    );
+    let Some(d) = device else {
+        // No device with the fault's node: 22.1's final FATAL_MESSAGE.
+        return format!("omptarget fatal error 1: {fault}\n");
+    };
+    {
+        let names: Vec<&str> = rec.traces[d].lock().iter().copied().collect();
+        match names.len() {
+            0 => out.push_str("No kernel launches known\n"),
+            1 => out.push_str(&format!("Display only launched kernel:\nKernel '{}'\n", pretty_kernel_name(names[0]))),
+            n => {
+                out.push_str(&format!("Display last {n} kernels launched:\n"));
+                for (i, k) in names.iter().enumerate() {
+                    out.push_str(&format!("Kernel {i}: '{}'\n", pretty_kernel_name(k)));
+                }
+                out.push_str(&format!(
+                    "Use 'OFFLOAD_TRACK_NUM_KERNEL_LAUNCH_TRACES=<num>' to adjust the number of shown stack traces (0 now, up to {KERNEL_TRACES})\n"
+                ));
+            }
+        }
+    }
+    out.push_str(&format!("OFFLOAD ERROR: {fault}\nUse 'OFFLOAD_TRACK_ALLOCATION_TRACES=true' to track device allocations\n"));
+    out
 }
 
 /// Reasons of a memory fault, as LLVM's event handler words them.
@@ -529,10 +683,15 @@ fn init_state() -> Result<State> {
             clock_frequency,
             uuid,
             queue_max_size: get_u32(hi::AGENT_QUEUE_MAX_SIZE)?,
+            queues: {
+                // Reference (AMDGPUDeviceTy::initImpl): max(1, min(NUM_HSA_QUEUES, QUEUES_MAX)).
+                let max = get_u32(hi::AGENT_QUEUES_MAX).unwrap_or(1).max(1);
+                (0..cfg.num_queues.min(max).max(1)).map(|_| OnceLock::new()).collect()
+            },
             coarse,
             pool: MemoryPool::new(cfg.memory_manager_threshold),
-            queue: OnceLock::new(),
-            signals: Mutex::new(Vec::new()),
+            signals: Arc::new(Mutex::new(Vec::new())),
+            streams: stream::StreamPool::default(),
             name,
             product,
         };
@@ -547,7 +706,11 @@ fn init_state() -> Result<State> {
         );
         devices.push(info);
     }
-    let faults: &'static FaultRecord = Box::leak(Box::default());
+    let faults: &'static FaultRecord = Box::leak(Box::new(FaultRecord {
+        devices: devices.iter().map(|d| (d.agent.handle, d.node)).collect(),
+        traces: devices.iter().map(|_| Mutex::new(VecDeque::with_capacity(KERNEL_TRACES))).collect(),
+        ..Default::default()
+    }));
     if let Some(register) = hsa.hsa_amd_register_system_event_handler
         && !devices.is_empty()
     {
@@ -566,6 +729,7 @@ fn init_state() -> Result<State> {
         kernarg_cache: MemoryPool::new(HOST_BUFFER_CACHE_BYTES),
         staging_cache: MemoryPool::new(HOST_BUFFER_CACHE_BYTES),
         pinned: Mutex::new(BTreeMap::new()),
+        locks: Mutex::new(BTreeMap::new()),
         faults,
     })
 }
@@ -603,7 +767,12 @@ impl AmdgpuPlugin {
     }
 
     fn image(&self, handle: ImageHandle) -> Result<&'static LoadedImage> {
-        self.images.read().get(handle).copied().ok_or_else(|| OffloadError::Internal(format!("amdgpu: unknown image handle {handle}")))
+        self.images
+            .read()
+            .get(handle)
+            .copied()
+            .filter(|m| !m.unloaded.load(Ordering::Acquire))
+            .ok_or_else(|| OffloadError::Internal(format!("amdgpu: unknown or unloaded image handle {handle}")))
     }
 
     fn kernel(&self, handle: KernelHandle) -> Result<&'static AmdKernel> {
@@ -715,16 +884,14 @@ impl AmdgpuPlugin {
             let (d, s) = dst_src(host as u64);
             return Self::copy(st, dev, d, agent, s, agent, size);
         }
-        if size >= config().max_async_copy_bytes {
-            let mut locked: *mut c_void = core::ptr::null_mut();
-            // SAFETY: the host range is valid for `size` bytes (caller's
-            // contract); it stays locked until the unlock below.
-            let rc = unsafe { (st.hsa.hsa_amd_memory_lock)(host as *mut c_void, size as usize, core::ptr::null_mut(), 0, &mut locked) };
-            st.hsa.check(rc, "hsa_amd_memory_lock")?;
-            let (d, s) = dst_src(locked as u64);
+        if size >= config().max_async_copy_bytes
+            // SAFETY: the host range is valid for `size` bytes (caller's contract).
+            && let Some((agent_ptr, key)) = unsafe { Self::lock_host(st, host, size as usize)? }
+        {
+            let (d, s) = dst_src(agent_ptr);
             let r = Self::copy(st, dev, d, agent, s, agent, size);
-            // SAFETY: the range was locked above and the copy has completed (or failed).
-            let u = st.hsa.check(unsafe { (st.hsa.hsa_amd_memory_unlock)(host as *mut c_void) }, "hsa_amd_memory_unlock");
+            // The copy has completed (or failed): the range may be unlocked.
+            let u = Self::unlock_host(st, key);
             return r.and(u);
         }
         let hp = Self::host(st)?;
@@ -749,62 +916,132 @@ impl AmdgpuPlugin {
         r.and(f)
     }
 
-    /// The device's queue, created on first use.
+    /// Locks `[host, host+size)` for the GPUs, or shares a lock in flight that
+    /// covers it. Returns the agent pointer of `host` and the key to unlock
+    /// with, or `None` when the range partly overlaps another locked range
+    /// (the caller stages the transfer instead).
+    ///
+    /// # Safety
+    /// The range must be valid host memory until [`Self::unlock_host`].
+    unsafe fn lock_host(st: &State, host: usize, size: usize) -> Result<Option<(u64, usize)>> {
+        let mut locks = st.locks.lock();
+        let end = host.saturating_add(size);
+        if let Some((&start, r)) = locks.range_mut(..=host).next_back()
+            && start + r.size > host
+        {
+            if end > start + r.size {
+                return Ok(None);
+            }
+            r.users += 1;
+            return Ok(Some((r.agent_ptr + (host - start) as u64, start)));
+        }
+        if locks.range(host..end).next().is_some() {
+            return Ok(None);
+        }
+        let mut locked: *mut c_void = core::ptr::null_mut();
+        // SAFETY: the host range is valid for `size` bytes (caller's contract).
+        let rc = unsafe { (st.hsa.hsa_amd_memory_lock)(host as *mut c_void, size, core::ptr::null_mut(), 0, &mut locked) };
+        st.hsa.check(rc, "hsa_amd_memory_lock")?;
+        locks.insert(host, LockedRange { size, agent_ptr: locked as u64, users: 1 });
+        Ok(Some((locked as u64, host)))
+    }
+
+    /// Drops one user of a range locked by [`Self::lock_host`]; the last one unlocks it.
+    fn unlock_host(st: &State, key: usize) -> Result<()> {
+        let mut locks = st.locks.lock();
+        let Some(r) = locks.get_mut(&key) else { return Err(OffloadError::Internal(format!("amdgpu: {key:#x} is not locked"))) };
+        r.users -= 1;
+        if r.users > 0 {
+            return Ok(());
+        }
+        locks.remove(&key);
+        // SAFETY: `key` is the start of a range this plugin locked and no transfer uses any more.
+        st.hsa.check(unsafe { (st.hsa.hsa_amd_memory_unlock)(key as *mut c_void) }, "hsa_amd_memory_unlock")
+    }
+
+    /// The device's first queue (the one of the synchronous methods).
     fn queue<'a>(st: &State, device: usize, dev: &'a DeviceInfo) -> Result<&'a DeviceQueue> {
-        dev.queue
-            .get_or_init(|| {
-                let want = config().queue_size.max(1).next_power_of_two();
-                let size = if dev.queue_max_size > 0 { want.min(dev.queue_max_size) } else { want };
-                let errors: &'static QueueErrors = Box::leak(Box::default());
-                let mut q: *mut HsaQueue = core::ptr::null_mut();
-                // SAFETY: valid out-pointer; the callback only stores into the
-                // leaked (so 'static) error slot passed as `data`.
-                let rc = unsafe {
-                    (st.hsa.hsa_queue_create)(
-                        dev.agent,
-                        size,
-                        consts::QUEUE_TYPE_MULTI,
-                        Some(queue_error),
-                        (errors as *const QueueErrors).cast_mut().cast(),
-                        u32::MAX,
-                        u32::MAX,
-                        &mut q,
-                    )
-                };
-                st.hsa.check(rc, "hsa_queue_create")?;
-                if q.is_null() {
-                    return Err(OffloadError::Internal("amdgpu: hsa_queue_create returned no queue".into()));
-                }
-                crate::debug!("amdgpu: device {device}: queue of {size} packets created");
-                Ok(DeviceQueue { queue: q, lock: Mutex::new(()), errors })
-            })
-            .as_ref()
-            .map_err(Clone::clone)
+        Self::queue_at(st, device, dev, 0)
+    }
+
+    /// Queue `index` of the device, created on first use.
+    fn queue_at<'a>(st: &State, device: usize, dev: &'a DeviceInfo, index: usize) -> Result<&'a DeviceQueue> {
+        let slot =
+            dev.queues.get(index % dev.queues.len().max(1)).ok_or_else(|| OffloadError::Internal("amdgpu: no queue slots".into()))?;
+        slot.get_or_init(|| {
+            let want = config().queue_size.max(1).next_power_of_two();
+            let size = if dev.queue_max_size > 0 { want.min(dev.queue_max_size) } else { want };
+            let errors: &'static QueueErrors = Box::leak(Box::new(QueueErrors { hsa: Some(st.hsa), ..Default::default() }));
+            let mut q: *mut HsaQueue = core::ptr::null_mut();
+            // The callback only stores into the leaked (so 'static) error slot passed as `data`.
+            // SAFETY: valid out-pointer and a callback that touches nothing else.
+            let rc = unsafe {
+                (st.hsa.hsa_queue_create)(
+                    dev.agent,
+                    size,
+                    consts::QUEUE_TYPE_MULTI,
+                    Some(queue_error),
+                    (errors as *const QueueErrors).cast_mut().cast(),
+                    u32::MAX,
+                    u32::MAX,
+                    &mut q,
+                )
+            };
+            st.hsa.check(rc, "hsa_queue_create")?;
+            if q.is_null() {
+                return Err(OffloadError::Internal("amdgpu: hsa_queue_create returned no queue".into()));
+            }
+            crate::debug!("amdgpu: device {device}: queue {index} of {size} packets created");
+            Ok(DeviceQueue { queue: q, lock: Mutex::new(()), errors })
+        })
+        .as_ref()
+        .map_err(Clone::clone)
+    }
+
+    /// The first error status reported by any of the device's queues (0: none).
+    fn queue_error_status(dev: &DeviceInfo) -> i32 {
+        dev.queues
+            .iter()
+            .filter_map(|q| q.get()?.as_ref().ok())
+            .map(|q| q.errors.status.load(Ordering::Acquire))
+            .find(|&s| s != 0)
+            .unwrap_or(0)
     }
 
     /// Writes `packet` into the next slot of the queue, publishes its header
     /// atomically and rings the doorbell.
     fn dispatch(st: &State, q: &DeviceQueue, packet: &KernelDispatchPacket) {
+        // SAFETY: a KernelDispatchPacket is 64 plain bytes.
+        let bytes = unsafe { &*(packet as *const KernelDispatchPacket as *const [u8; 64]) };
+        Self::publish(st, q, &[*bytes]);
+    }
+
+    /// Publishes AQL packets (64 bytes each, the 32-bit header word first)
+    /// back to back under the queue lock, ringing the doorbell for each.
+    fn publish(st: &State, q: &DeviceQueue, packets: &[[u8; 64]]) {
         let _guard = q.lock.lock();
         let hsa = st.hsa;
-        // SAFETY: `q.queue` is a live queue created by hsa_queue_create; the
-        // slot index is masked into its ring of `size` (a power of two)
-        // 64-byte packets, and the slot is free once the read index has
-        // passed it (waited for below). The body is written before the
-        // header, which is stored last with release semantics so the packet
-        // processor never sees a partial packet.
-        unsafe {
-            let queue = &*q.queue;
-            let index = (hsa.hsa_queue_add_write_index_relaxed)(q.queue, 1);
-            let size = u64::from(queue.size.max(1));
-            while index.wrapping_sub((hsa.hsa_queue_load_read_index_scacquire)(q.queue)) >= size {
-                std::hint::spin_loop();
+        for packet in packets {
+            // `q.queue` is a live queue created by hsa_queue_create; the slot
+            // index is masked into its ring of `size` (a power of two) 64-byte
+            // packets, and the slot is free once the read index has passed it
+            // (waited for below). The body is written before the header, which
+            // is stored last with release semantics so the packet processor
+            // never sees a partial packet.
+            // SAFETY: as just said: a free, in-bounds slot of a live queue, published once.
+            unsafe {
+                let queue = &*q.queue;
+                let index = (hsa.hsa_queue_add_write_index_relaxed)(q.queue, 1);
+                let size = u64::from(queue.size.max(1));
+                while index.wrapping_sub((hsa.hsa_queue_load_read_index_scacquire)(q.queue)) >= size {
+                    std::hint::spin_loop();
+                }
+                let slot = (queue.base_address as *mut [u8; 64]).add((index & (size - 1)) as usize);
+                core::ptr::copy_nonoverlapping(packet.as_ptr().add(4), slot.cast::<u8>().add(4), 60);
+                let word = u32::from_le_bytes([packet[0], packet[1], packet[2], packet[3]]);
+                (*(slot as *const AtomicU32)).store(word, Ordering::Release);
+                (hsa.hsa_signal_store_relaxed)(queue.doorbell_signal, index as i64);
             }
-            let slot = (queue.base_address as *mut KernelDispatchPacket).add((index & (size - 1)) as usize);
-            core::ptr::copy_nonoverlapping((packet as *const KernelDispatchPacket).cast::<u8>().add(4), slot.cast::<u8>().add(4), 60);
-            let word = u32::from(packet.header) | (u32::from(packet.setup) << 16);
-            (*(slot as *const AtomicU32)).store(word, Ordering::Release);
-            (hsa.hsa_signal_store_relaxed)(queue.doorbell_signal, index as i64);
         }
     }
 
@@ -853,6 +1090,17 @@ impl AmdgpuPlugin {
         crate::debug!("amdgpu: device {device}: writing {env:?} to {DEVICE_ENVIRONMENT_SYMBOL} at {ptr:#x}");
         // SAFETY: `env` is a live 48-byte value for the call.
         unsafe { self.host_transfer(device, ptr, (&env as *const DeviceEnvironment) as usize, 48, true) }
+    }
+
+    /// Runs `amdgcn.device.init` or `amdgcn.device.fini` of a loaded image.
+    fn run_ctor_dtor(&self, device: usize, handle: ImageHandle, kernel: &str) -> Result<()> {
+        // Reference (callGlobalCtorDtorCommon): one team of one thread, no arguments.
+        crate::debug!("amdgpu: device {device}: running {kernel} of image {handle}");
+        let k = self.get_function(device, handle, kernel)?;
+        let one = LaunchDims { teams: [1, 1, 1], threads: [1, 1, 1], dyn_shared_bytes: 0, tripcount: 0 };
+        // Not a launch 22.1 lists in its kernel traces (it calls launchImpl directly).
+        let p = self.prepare_launch(device, k, kernel, &[], &one)?;
+        self.launch_prepared(device, &p, kernel, &[])
     }
 
     /// Test hook: the grid a launch of `kernel` would use.
@@ -974,7 +1222,8 @@ impl Plugin for AmdgpuPlugin {
         let symbols = image::symbols(bytes)?;
         self.write_device_environment(st, device, dev, exec)?;
         let has_init = symbols.kernels.iter().any(|k| k == DEVICE_INIT_KERNEL);
-        let loaded: &'static LoadedImage = Box::leak(Box::new(LoadedImage { device, executable: exec, symbols, metadata, envs }));
+        let loaded: &'static LoadedImage =
+            Box::leak(Box::new(LoadedImage { device, unloaded: AtomicBool::new(false), executable: exec, symbols, metadata, envs }));
         let handle = {
             let mut images = self.images.write();
             images.push(loaded);
@@ -982,12 +1231,33 @@ impl Plugin for AmdgpuPlugin {
         };
         crate::debug!("amdgpu: device {device}: loaded {img} ({} bytes) as image {handle}", bytes.len());
         if has_init {
-            // Reference (callGlobalConstructors): one team of one thread.
-            let k = self.get_function(device, handle, DEVICE_INIT_KERNEL)?;
-            let one = LaunchDims { teams: [1, 1, 1], threads: [1, 1, 1], dyn_shared_bytes: 0, tripcount: 0 };
-            self.launch(device, k, DEVICE_INIT_KERNEL, &[], &one)?;
+            self.run_ctor_dtor(device, handle, DEVICE_INIT_KERNEL)?;
         }
         Ok(handle)
+    }
+
+    fn unload_binary(&self, device: usize, handle: ImageHandle) -> Result<()> {
+        let m = self.image(handle)?;
+        if m.device != device {
+            return Err(OffloadError::Internal(format!("amdgpu: image {handle} belongs to device {}, not {device}", m.device)));
+        }
+        let (st, _) = self.device(device)?;
+        // Reference (GenericDeviceTy::deinit → callGlobalDestructors, then
+        // unloadBinaryImpl): `amdgcn.device.fini` when the image has it, then
+        // hsa_executable_destroy. A failing destructor still unloads.
+        let fini = if m.symbols.kernels.iter().any(|k| k == DEVICE_FINI_KERNEL) {
+            self.run_ctor_dtor(device, handle, DEVICE_FINI_KERNEL)
+        } else {
+            Ok(())
+        };
+        m.unloaded.store(true, Ordering::Release);
+        let destroyed = match st.hsa.hsa_executable_destroy {
+            // SAFETY: a live executable of this plugin, destroyed once (the handle is refused from now on).
+            Some(destroy) => st.hsa.check(unsafe { destroy(m.executable) }, "hsa_executable_destroy"),
+            None => Ok(()),
+        };
+        crate::debug!("amdgpu: device {device}: image {handle} unloaded");
+        fini.and(destroyed)
     }
 
     fn get_function(&self, device: usize, handle: ImageHandle, name: &str) -> Result<KernelHandle> {
@@ -1010,6 +1280,8 @@ impl Plugin for AmdgpuPlugin {
         let max_flat = meta.as_ref().map(|k| k.max_flat_workgroup_size).filter(|&n| n > 0);
         let kernel: &'static AmdKernel = Box::leak(Box::new(AmdKernel {
             device,
+            name: name.to_string(),
+            image: handle,
             kernel_object: Self::symbol_info(st, sym, hi::SYMBOL_KERNEL_OBJECT)?,
             kernarg_size: Self::symbol_info(st, sym, hi::SYMBOL_KERNEL_KERNARG_SEGMENT_SIZE)?,
             group_size: Self::symbol_info(st, sym, hi::SYMBOL_KERNEL_GROUP_SEGMENT_SIZE)?,
@@ -1127,11 +1399,120 @@ impl Plugin for AmdgpuPlugin {
     }
 
     fn launch(&self, device: usize, kernel: KernelHandle, name: &str, args: &[u64], dims: &LaunchDims) -> Result<()> {
+        let p = self.prepare_launch(device, kernel, name, args, dims)?;
+        self.state()?.faults.record_launch(device, &p.k.name);
+        self.launch_prepared(device, &p, name, args)
+    }
+
+    fn has_queues(&self) -> bool {
+        true
+    }
+
+    fn queue_acquire(&self, device: usize) -> Result<QueueHandle> {
+        self.stream_acquire(device)
+    }
+
+    fn queue_synchronize(&self, device: usize, queue: QueueHandle) -> Result<()> {
+        self.stream_synchronize(device, queue)
+    }
+
+    fn queue_query(&self, device: usize, queue: QueueHandle) -> Result<bool> {
+        self.stream_query(device, queue)
+    }
+
+    fn queue_release(&self, device: usize, queue: QueueHandle) {
+        self.stream_release(device, queue)
+    }
+
+    unsafe fn submit_async(&self, device: usize, dst: u64, src: usize, size: u64, queue: QueueHandle) -> Result<()> {
+        // SAFETY: `src` stays readable until the queue is synchronised (caller's contract).
+        unsafe { self.stream_transfer(device, queue, dst, src, size, true) }
+    }
+
+    unsafe fn retrieve_async(&self, device: usize, dst: usize, src: u64, size: u64, queue: QueueHandle) -> Result<()> {
+        // SAFETY: `dst` stays writable and unread until the queue is synchronised (caller's contract).
+        unsafe { self.stream_transfer(device, queue, src, dst, size, false) }
+    }
+
+    fn launch_async(
+        &self,
+        device: usize,
+        kernel: KernelHandle,
+        name: &str,
+        args: &[u64],
+        dims: &LaunchDims,
+        queue: QueueHandle,
+    ) -> Result<()> {
+        self.stream_launch(device, kernel, name, args, dims, queue)
+    }
+
+    fn event_record(&self, device: usize, queue: QueueHandle) -> Result<EventHandle> {
+        self.stream_event_record(device, queue)
+    }
+
+    fn event_wait(&self, device: usize, event: EventHandle, queue: QueueHandle) -> Result<()> {
+        self.stream_event_wait(device, event, queue)
+    }
+
+    fn event_release(&self, device: usize, event: EventHandle) {
+        self.stream_event_release(device, event)
+    }
+
+    fn is_accessible(&self, _device: usize, ptr: usize, size: u64) -> bool {
+        // Pinned host allocations are fine-grained memory every GPU reaches.
+        self.state().is_ok_and(|st| Self::pinned_range(st, ptr as u64, size))
+    }
+
+    fn uid(&self, device: usize) -> String {
+        match self.device(device) {
+            Ok((_, dev)) => dev.uuid.clone().unwrap_or_else(|| format!("amdgpu-{device}")),
+            Err(_) => format!("amdgpu-{device}"),
+        }
+    }
+
+    fn device_info(&self, device: usize) -> String {
+        let Ok((st, dev)) = self.device(device) else { return String::from("    AMDGPU device unavailable\n") };
+        let isas: Vec<String> = dev.isas.iter().map(ToString::to_string).collect();
+        format!(
+            "    HSA Runtime Version: \t\t{}.{}\n    HSA OpenMP Device Number: \t\t{device}\n    Product Name: \t\t\t{}\n    \
+             Device Name: \t\t\t{}\n    ISA: \t\t\t\t{}\n    Compute Units: \t\t\t{}\n    Wavefront Size: \t\t\t{}\n    \
+             Max Waves Per CU: \t\t\t{}\n    Workgroup Max Size: \t\t{}\n    Max Teams: \t\t\t\t{}\n    Node: \t\t\t\t{}\n    UID: \t\t\t\t{}\n",
+            st.version.0,
+            st.version.1,
+            dev.product,
+            dev.name,
+            isas.join(" "),
+            dev.compute_units,
+            dev.grid.warp_size,
+            dev.waves_per_cu,
+            dev.grid.thread_limit,
+            dev.grid.block_limit,
+            dev.node,
+            self.uid(device)
+        )
+    }
+}
+
+/// A launch checked and sized, ready for its kernarg buffer and packet.
+struct PreparedLaunch {
+    k: &'static AmdKernel,
+    l: grid::Launch,
+    grid_size: [u32; 3],
+    /// `KernelArgs.DynCGroupMem` (the hidden dynamic LDS argument).
+    dyn_cgroup_mem: u32,
+    /// Dynamic LDS the packet reserves (the clause or LIBOMPTARGET_SHARED_MEMORY_SIZE).
+    dyn_shared: u32,
+}
+
+impl AmdgpuPlugin {
+    /// Resolves the grid of a launch, prints the INFO lines and checks the AQL limits.
+    fn prepare_launch(&self, device: usize, kernel: KernelHandle, name: &str, args: &[u64], dims: &LaunchDims) -> Result<PreparedLaunch> {
         let k = self.kernel(kernel)?;
         if k.device != device {
             return Err(OffloadError::Internal(format!("amdgpu: kernel {name} belongs to device {}, not {device}", k.device)));
         }
-        let (st, dev) = self.device(device)?;
+        self.image(k.image)?;
+        let (_, dev) = self.device(device)?;
         let l = grid::compute(&k.grid, &dev.grid, dims.teams, dims.threads, dims.tripcount);
         diag::plugin_info(info::PLUGIN_KERNEL, device, || {
             format!(
@@ -1180,15 +1561,18 @@ impl Plugin for AmdgpuPlugin {
         }
         // Reference (GenericKernelTy::launch): max of the clause and LIBOMPTARGET_SHARED_MEMORY_SIZE.
         let dyn_shared = dims.dyn_shared_bytes.max(config().shared_memory_size);
+        Ok(PreparedLaunch { k, l, grid_size, dyn_cgroup_mem: dims.dyn_shared_bytes, dyn_shared })
+    }
 
+    /// Runs a prepared launch and waits for it.
+    fn launch_prepared(&self, device: usize, p: &PreparedLaunch, name: &str, args: &[u64]) -> Result<()> {
+        let (st, dev) = self.device(device)?;
         // The implicit first argument: ~0, or a KernelLaunchEnvironment for
         // kernels with team reductions.
         let mut owned_args;
         let mut args = args;
         let mut launch_allocs: Vec<u64> = Vec::new();
-        if let Some(env) = k.env.filter(|e| e.needs_launch_environment())
-            && args.first() == Some(&u64::MAX)
-        {
+        if let Some(env) = Self::launch_environment(p.k, args) {
             let buffer = self.alloc(device, env.reduction_buffer_bytes().max(1), AllocKind::Default)?;
             launch_allocs.push(buffer);
             let kle_ptr = self.alloc(device, size_of::<KernelLaunchEnvironment>() as u64, AllocKind::Default);
@@ -1201,13 +1585,7 @@ impl Plugin for AmdgpuPlugin {
             };
             launch_allocs.push(kle_ptr);
             let kle = KernelLaunchEnvironment { reduction_buffer: buffer, ..Default::default() };
-            diag::plugin_info(info::DATA_TRANSFER, device, || {
-                format!(
-                    "Copying data from host to device, HstPtr={}, TgtPtr={}, Size=16, Name=KernelLaunchEnv",
-                    diag::ptr(&kle as *const _ as u64),
-                    diag::ptr(kle_ptr)
-                )
-            });
+            Self::kle_info(device, &kle, kle_ptr);
             // SAFETY: `kle` is a live 16-byte value for the call.
             let r = unsafe { self.host_transfer(device, kle_ptr, (&kle as *const KernelLaunchEnvironment) as usize, 16, true) };
             if let Err(e) = r {
@@ -1220,114 +1598,97 @@ impl Plugin for AmdgpuPlugin {
             owned_args[0] = kle_ptr;
             args = &owned_args;
         }
-        let r = self.dispatch_and_wait(st, device, dev, k, name, args, &l, grid_size, dims.dyn_shared_bytes, dyn_shared);
+        let r = self.dispatch_and_wait(st, device, dev, p, name, args);
         for p in launch_allocs {
             let _ = self.free(device, p, AllocKind::Default);
         }
         r
     }
 
-    fn is_accessible(&self, _device: usize, ptr: usize, size: u64) -> bool {
-        // Pinned host allocations are fine-grained memory every GPU reaches.
-        self.state().is_ok_and(|st| Self::pinned_range(st, ptr as u64, size))
+    /// The kernel environment when this launch needs a launch environment
+    /// (team reductions, and the runtime passed ~0 as the implicit argument).
+    fn launch_environment(k: &AmdKernel, args: &[u64]) -> Option<KernelEnvironment> {
+        k.env.filter(|e| e.needs_launch_environment() && args.first() == Some(&u64::MAX))
     }
 
-    fn uid(&self, device: usize) -> String {
-        match self.device(device) {
-            Ok((_, dev)) => dev.uuid.clone().unwrap_or_else(|| format!("amdgpu-{device}")),
-            Err(_) => format!("amdgpu-{device}"),
-        }
+    fn kle_info(device: usize, kle: &KernelLaunchEnvironment, kle_ptr: u64) {
+        diag::plugin_info(info::DATA_TRANSFER, device, || {
+            format!(
+                "Copying data from host to device, HstPtr={}, TgtPtr={}, Size=16, Name=KernelLaunchEnv",
+                diag::ptr(kle as *const _ as u64),
+                diag::ptr(kle_ptr)
+            )
+        });
     }
 
-    fn device_info(&self, device: usize) -> String {
-        let Ok((st, dev)) = self.device(device) else { return String::from("    AMDGPU device unavailable\n") };
-        let isas: Vec<String> = dev.isas.iter().map(ToString::to_string).collect();
-        format!(
-            "    HSA Runtime Version: \t\t{}.{}\n    HSA OpenMP Device Number: \t\t{device}\n    Product Name: \t\t\t{}\n    \
-             Device Name: \t\t\t{}\n    ISA: \t\t\t\t{}\n    Compute Units: \t\t\t{}\n    Wavefront Size: \t\t\t{}\n    \
-             Max Waves Per CU: \t\t\t{}\n    Workgroup Max Size: \t\t{}\n    Max Teams: \t\t\t\t{}\n    Node: \t\t\t\t{}\n    UID: \t\t\t\t{}\n",
-            st.version.0,
-            st.version.1,
-            dev.product,
-            dev.name,
-            isas.join(" "),
-            dev.compute_units,
-            dev.grid.warp_size,
-            dev.waves_per_cu,
-            dev.grid.thread_limit,
-            dev.grid.block_limit,
-            dev.node,
-            self.uid(device)
-        )
-    }
-}
-
-impl AmdgpuPlugin {
-    /// Fills a kernarg buffer, writes the AQL packet and waits for completion.
-    #[allow(clippy::too_many_arguments)] // One call site; splitting would only move the list.
-    fn dispatch_and_wait(
-        &self,
-        st: &State,
-        device: usize,
-        dev: &DeviceInfo,
-        k: &AmdKernel,
-        name: &str,
-        args: &[u64],
-        l: &grid::Launch,
-        grid_size: [u32; 3],
-        dyn_cgroup_mem: u32,
-        dyn_shared: u32,
-    ) -> Result<()> {
-        let geometry = kernargs::Geometry { blocks: l.blocks, threads: l.threads, dynamic_lds: dyn_cgroup_mem };
-        let bytes = kernargs::build(name, k.kernarg_size, k.meta.as_ref(), args, &geometry)?;
+    /// A kernarg buffer filled for the launch (owned by the caller).
+    fn kernarg_buffer(st: &State, p: &PreparedLaunch, name: &str, args: &[u64]) -> Result<u64> {
+        let geometry = kernargs::Geometry { blocks: p.l.blocks, threads: p.l.threads, dynamic_lds: p.dyn_cgroup_mem };
+        let bytes = kernargs::build(name, p.k.kernarg_size, p.k.meta.as_ref(), args, &geometry)?;
         let hp = Self::host(st)?;
         let alloc = PoolAlloc { hsa: st.hsa, pool: hp.kernarg.0, agents: &hp.kernarg.1 };
         let kernarg = st.kernarg_cache.alloc((bytes.len() as u64).max(64), &alloc)?;
         // SAFETY: `kernarg` is a host-accessible kernarg-pool buffer of at
         // least `bytes.len()` bytes that no dispatch is using.
         unsafe { core::ptr::copy_nonoverlapping(bytes.as_ptr(), kernarg as usize as *mut u8, bytes.len()) };
+        crate::debug!(
+            "amdgpu: launching {name}: grid {:?} workgroup {:?} ({} work-items), {} kernarg bytes at {kernarg:#x}",
+            p.l.blocks,
+            p.l.threads,
+            p.grid_size.iter().map(|&g| u64::from(g)).product::<u64>(),
+            bytes.len()
+        );
+        Ok(kernarg)
+    }
+
+    /// Returns a kernarg buffer to its cache.
+    fn free_kernarg(st: &State, kernarg: u64) -> Result<()> {
+        let hp = Self::host(st)?;
+        st.kernarg_cache.free(kernarg, &PoolAlloc { hsa: st.hsa, pool: hp.kernarg.0, agents: &hp.kernarg.1 })
+    }
+
+    /// The AQL dispatch packet of a prepared launch.
+    fn dispatch_packet(p: &PreparedLaunch, kernarg: u64, signal: HsaSignal) -> KernelDispatchPacket {
+        let k = p.k;
+        let setup = kernargs::grid_dims(p.l.blocks, p.l.threads) << consts::DISPATCH_SETUP_DIMENSIONS;
+        let header = (consts::PACKET_TYPE_KERNEL_DISPATCH << consts::PACKET_HEADER_TYPE)
+            | (consts::FENCE_SCOPE_SYSTEM << consts::PACKET_HEADER_ACQUIRE_FENCE_SCOPE)
+            | (consts::FENCE_SCOPE_SYSTEM << consts::PACKET_HEADER_RELEASE_FENCE_SCOPE);
+        KernelDispatchPacket {
+            header,
+            setup,
+            workgroup_size_x: p.l.threads[0] as u16,
+            workgroup_size_y: p.l.threads[1] as u16,
+            workgroup_size_z: p.l.threads[2] as u16,
+            reserved0: 0,
+            grid_size_x: p.grid_size[0],
+            grid_size_y: p.grid_size[1],
+            grid_size_z: p.grid_size[2],
+            // Reference (pushKernelLaunch): the stack size for kernels with a dynamic call stack.
+            private_segment_size: if k.dynamic_stack { k.private_size.max(config().stack_size) } else { k.private_size },
+            group_segment_size: k.group_size.saturating_add(p.dyn_shared),
+            kernel_object: k.kernel_object,
+            kernarg_address: kernarg,
+            reserved2: 0,
+            completion_signal: signal,
+        }
+    }
+
+    /// Fills a kernarg buffer, writes the AQL packet and waits for completion.
+    fn dispatch_and_wait(&self, st: &State, device: usize, dev: &DeviceInfo, p: &PreparedLaunch, name: &str, args: &[u64]) -> Result<()> {
+        let kernarg = Self::kernarg_buffer(st, p, name, args)?;
         let result = (|| {
             let q = Self::queue(st, device, dev)?;
             let signal = Self::take_signal(st, dev)?;
-            let setup = kernargs::grid_dims(l.blocks, l.threads) << consts::DISPATCH_SETUP_DIMENSIONS;
-            let header = (consts::PACKET_TYPE_KERNEL_DISPATCH << consts::PACKET_HEADER_TYPE)
-                | (consts::FENCE_SCOPE_SYSTEM << consts::PACKET_HEADER_ACQUIRE_FENCE_SCOPE)
-                | (consts::FENCE_SCOPE_SYSTEM << consts::PACKET_HEADER_RELEASE_FENCE_SCOPE);
-            let packet = KernelDispatchPacket {
-                header,
-                setup,
-                workgroup_size_x: l.threads[0] as u16,
-                workgroup_size_y: l.threads[1] as u16,
-                workgroup_size_z: l.threads[2] as u16,
-                reserved0: 0,
-                grid_size_x: grid_size[0],
-                grid_size_y: grid_size[1],
-                grid_size_z: grid_size[2],
-                // Reference (pushKernelLaunch): the stack size for kernels with a dynamic call stack.
-                private_segment_size: if k.dynamic_stack { k.private_size.max(config().stack_size) } else { k.private_size },
-                group_segment_size: k.group_size.saturating_add(dyn_shared),
-                kernel_object: k.kernel_object,
-                kernarg_address: kernarg,
-                reserved2: 0,
-                completion_signal: signal,
-            };
-            crate::debug!(
-                "amdgpu: launching {name}: grid {:?} workgroup {:?} ({} work-items), {} kernarg bytes at {kernarg:#x}, group {} private {}",
-                l.blocks,
-                l.threads,
-                grid_size.iter().map(|&g| u64::from(g)).product::<u64>(),
-                bytes.len(),
-                packet.group_segment_size,
-                packet.private_segment_size
-            );
-            Self::dispatch(st, q, &packet);
+            q.errors.last_kernel.store((p.k as *const AmdKernel).cast_mut(), Ordering::Release);
+            Self::dispatch(st, q, &Self::dispatch_packet(p, kernarg, signal));
             Self::wait(st, signal, Some(q.errors), &|| format!("kernel '{name}'"))?;
             dev.signals.lock().push(signal);
             Ok(())
         })();
         // A buffer of a failed dispatch may still be read by the device: keep it.
         if result.is_ok() {
-            st.kernarg_cache.free(kernarg, &alloc)?;
+            Self::free_kernarg(st, kernarg)?;
         }
         result
     }
@@ -1342,6 +1703,38 @@ mod tests {
         assert_eq!(fault_reasons(1), "Page not present or supervisor privilege");
         assert_eq!(fault_reasons(0x3), "Page not present or supervisor privilege, Write access to a read-only page");
         assert_eq!(fault_reasons(0), "Unknown (0)");
+    }
+
+    #[test]
+    fn fault_report_as_llvm() {
+        let rec = FaultRecord { devices: vec![(0x2000, 1)], traces: vec![Mutex::new(VecDeque::new())], ..Default::default() };
+        let ev = hsa::HsaAmdEvent { event_type: 0, agent: HsaAgent { handle: 0x2000 }, virtual_address: 0xdead000, fault_reason_mask: 1 };
+        let tail = "OFFLOAD ERROR: memory access fault by GPU 1 (agent 0x2000) at virtual address 0xdead000. Reasons: Page not present or \
+                    supervisor privilege\nUse 'OFFLOAD_TRACK_ALLOCATION_TRACES=true' to track device allocations\n";
+        assert_eq!(fault_report(&rec, &ev), format!("No kernel launches known\n{tail}"));
+        rec.record_launch(0, "saxpy");
+        assert_eq!(fault_report(&rec, &ev), format!("Display only launched kernel:\nKernel 'saxpy'\n{tail}"));
+        for k in ["a", "b", "c", "d", "e", "f", "g", "h"] {
+            rec.record_launch(0, k);
+        }
+        let r = fault_report(&rec, &ev);
+        assert!(r.starts_with("Display last 8 kernels launched:\nKernel 0: 'h'\n"), "{r}");
+        assert!(r.contains("Kernel 7: 'a'\nUse 'OFFLOAD_TRACK_NUM_KERNEL_LAUNCH_TRACES=<num>'") && !r.contains("saxpy"), "{r}");
+    }
+
+    #[test]
+    fn kernel_names_prettified_as_llvm() {
+        assert_eq!(
+            pretty_kernel_name("__omp_offloading_34_4474430_main_l19"),
+            "omp target in main @ 19 (__omp_offloading_34_4474430_main_l19)"
+        );
+        assert_eq!(
+            pretty_kernel_name("__omp_offloading_10302_a1b2c_foo_bar_l7_1"),
+            "omp target in foo_bar @ 7 (__omp_offloading_10302_a1b2c_foo_bar_l7_1)"
+        );
+        assert_eq!(pretty_kernel_name("saxpy"), "saxpy");
+        assert_eq!(pretty_kernel_name("__omp_offloading_1_2_main"), "__omp_offloading_1_2_main");
+        assert_eq!(pretty_kernel_name("f.internalized"), "f (internalized)");
     }
 
     #[test]

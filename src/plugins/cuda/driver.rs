@@ -37,6 +37,8 @@ impl CUresult {
     pub const ERROR_NO_DEVICE: CUresult = CUresult(100);
     pub const ERROR_NOT_FOUND: CUresult = CUresult(500);
     pub const ERROR_NOT_READY: CUresult = CUresult(600);
+    pub const ERROR_PEER_ACCESS_ALREADY_ENABLED: CUresult = CUresult(704);
+    pub const ERROR_TOO_MANY_PEERS: CUresult = CUresult(711);
 }
 
 pub type CUdevice = c_int;
@@ -90,6 +92,7 @@ pub mod launch_param {
 }
 
 pub const CU_STREAM_NON_BLOCKING: c_uint = 0x1;
+pub const CU_EVENT_DISABLE_TIMING: c_uint = 0x2;
 pub const CU_CTX_SCHED_MASK: c_uint = 0x7;
 pub const CU_CTX_SCHED_BLOCKING_SYNC: c_uint = 0x4;
 pub const CU_MEM_ATTACH_GLOBAL: c_uint = 0x1;
@@ -115,9 +118,14 @@ driver_table! {
         optional fn cuDevicePrimaryCtxSetFlags_v2(device: CUdevice, flags: c_uint) -> CUresult;
         required fn cuDevicePrimaryCtxRetain(ctx: *mut CUcontext, device: CUdevice) -> CUresult;
         required fn cuCtxSetCurrent(ctx: CUcontext) -> CUresult;
+        // Peer copies between devices; without them, device-to-device copies.
+        optional fn cuDeviceCanAccessPeer(can: *mut c_int, device: CUdevice, peer: CUdevice) -> CUresult;
+        optional fn cuCtxEnablePeerAccess(peer: CUcontext, flags: c_uint) -> CUresult;
         optional fn cuCtxSetLimit(limit: c_int, value: usize) -> CUresult;
         // Modules, kernels, globals.
         required fn cuModuleLoadDataEx(module: *mut CUmodule, image: *const c_void, num_options: c_uint, options: *mut c_uint, values: *mut *mut c_void) -> CUresult;
+        // Without it images stay loaded until exit (destructors still run).
+        optional fn cuModuleUnload(module: CUmodule) -> CUresult;
         required fn cuModuleGetFunction(func: *mut CUfunction, module: CUmodule, name: *const c_char) -> CUresult;
         required fn cuModuleGetGlobal_v2(ptr: *mut CUdeviceptr, bytes: *mut usize, module: CUmodule, name: *const c_char) -> CUresult;
         optional fn cuFuncGetAttribute(value: *mut c_int, attribute: c_int, func: CUfunction) -> CUresult;
@@ -129,6 +137,12 @@ driver_table! {
         required fn cuStreamCreate(stream: *mut CUstream, flags: c_uint) -> CUresult;
         optional fn cuStreamDestroy_v2(stream: CUstream) -> CUresult;
         required fn cuStreamSynchronize(stream: CUstream) -> CUresult;
+        // Asynchronous queues: without cuStreamQuery a query waits for the
+        // stream; without the event calls the event methods fail.
+        optional fn cuStreamQuery(stream: CUstream) -> CUresult;
+        optional fn cuStreamWaitEvent(stream: CUstream, event: CUevent, flags: c_uint) -> CUresult;
+        optional fn cuEventCreate(event: *mut CUevent, flags: c_uint) -> CUresult;
+        optional fn cuEventRecord(event: CUevent, stream: CUstream) -> CUresult;
         // Memory.
         required fn cuMemAlloc_v2(ptr: *mut CUdeviceptr, bytes: usize) -> CUresult;
         required fn cuMemAllocHost_v2(ptr: *mut *mut c_void, bytes: usize) -> CUresult;
@@ -196,8 +210,7 @@ impl CudaDriver {
     pub fn describe(&self, rc: CUresult) -> String {
         let mut text: *const c_char = core::ptr::null();
         if let Some(f) = self.cuGetErrorString {
-            // SAFETY: `text` is a valid out-pointer; the driver stores a
-            // pointer to a static string or leaves it NULL.
+            // SAFETY: `text` is a valid out-pointer; the driver stores a pointer to a static string or leaves it NULL.
             let r = unsafe { f(rc, &mut text) };
             if r == CUresult::SUCCESS && !text.is_null() {
                 // SAFETY: non-NULL results of cuGetErrorString are static C strings.

@@ -10,20 +10,24 @@
 //! Per device: the primary context, retained on first use (not at
 //! registration) and made current before every driver call (a thread may
 //! have switched contexts through the CUDA runtime in between); a pool of
-//! non-blocking streams; a caching allocator for small device allocations.
-//! Every trait method is synchronous: work is enqueued on a stream taken from
-//! the pool and the stream is synchronised before returning.
+//! non-blocking streams and one of events; a caching allocator for small
+//! device allocations. The synchronous trait methods enqueue on a stream taken
+//! from the pool and synchronise it before returning; the asynchronous ones
+//! (`queue.rs`) enqueue on the stream of a runtime queue and leave the waiting
+//! to `queue_synchronize`/`queue_query`.
 //!
 //! Handles given to the runtime are indices: [`ImageHandle`] into the loaded
-//! modules, [`KernelHandle`] into the resolved kernels. Modules are never
-//! unloaded (kernels may run until process exit, as with the host plugin).
+//! modules, [`KernelHandle`] into the resolved kernels; queues and events are
+//! generation-checked slab keys. Modules are unloaded, after their device
+//! destructors ran, only when the runtime shuts down (`unload_binary`).
 
 pub mod driver;
 pub mod grid;
 pub mod image;
 pub mod memory;
+mod queue;
 
-use super::{AllocKind, ImageHandle, KernelHandle, LaunchDims, Plugin};
+use super::{AllocKind, EventHandle, ImageHandle, KernelHandle, LaunchDims, Plugin, QueueHandle};
 use crate::env::config::{info, parse_bool, parse_int};
 use crate::env::diag;
 use crate::error::{OffloadError, Result};
@@ -35,15 +39,15 @@ use memory::{MemoryPool, RawAllocator};
 use parking_lot::{Mutex, RwLock};
 use std::collections::{HashMap, HashSet};
 use std::ffi::CString;
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::{LazyLock, OnceLock};
 
 /// A driver handle (context, module, function, stream).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct Handle(*mut c_void);
-// SAFETY: CUDA driver handles are process-wide identifiers that the driver
-// API accepts from any thread (with the owning context current, which every
-// use here arranges); this crate never dereferences them.
+// Driver handles are process-wide identifiers the driver API accepts from
+// any thread (with the owning context current, which every use arranges).
+// SAFETY: this crate never dereferences the handle, only passes it to the driver.
 unsafe impl Send for Handle {}
 // SAFETY: as above; shared references only copy the identifier.
 unsafe impl Sync for Handle {}
@@ -115,14 +119,15 @@ const _: () = assert!(size_of::<DeviceEnvironment>() == 48);
 pub const DEVICE_ENVIRONMENT_SYMBOL: &str = "__omp_rtl_device_environment";
 /// The kernel LLVM's nvptx-lower-ctor-dtor pass emits to run constructors.
 pub const GLOBAL_CTOR_KERNEL: &str = "nvptx$device$init";
-const GLOBAL_CTOR_PREFIX: &str = "__init_array_object_";
+/// ... and the one that runs destructors.
+pub const GLOBAL_DTOR_KERNEL: &str = "nvptx$device$fini";
 /// CUDA's `getClockFrequency()` in LLVM 22.1.
 const CLOCK_FREQUENCY: u64 = 1_000_000_000;
 
 /// `KernelLaunchEnvironmentTy` (22.1, 16 bytes; abi-reference §7.4).
 #[repr(C)]
 #[derive(Debug, Clone, Copy, Default)]
-struct KernelLaunchEnvironment {
+pub(crate) struct KernelLaunchEnvironment {
     reduction_cnt: u32,
     reduction_iter_cnt: u32,
     reduction_buffer: u64,
@@ -154,6 +159,10 @@ impl DeviceInfo {
 struct DeviceCtx {
     ctx: Handle,
     streams: Mutex<Vec<Handle>>,
+    /// Idle events (created with `CU_EVENT_DISABLE_TIMING`).
+    events: Mutex<Vec<Handle>>,
+    /// Peer access to other devices (by index), once decided.
+    peers: Mutex<HashMap<usize, bool>>,
     pool: MemoryPool,
     /// Pinned host allocations (`AllocKind::Host`), freed with `cuMemFreeHost`
     /// whatever kind the caller names.
@@ -174,11 +183,17 @@ struct LoadedModule {
     kind: CudaImageKind,
     /// Kernel environments read from the cubin (PTX: read from the device).
     envs: HashMap<String, KernelEnvironment>,
+    /// The `__fini_array_object_*` symbols in priority order, when the image
+    /// had `nvptx$device$fini` at load (22.1 decides then, too).
+    dtors: Option<Vec<String>>,
+    /// Set by `unload_binary`: the module and its kernels are gone.
+    unloaded: AtomicBool,
 }
 
 /// A resolved kernel.
 struct CudaKernel {
     device: usize,
+    module: &'static LoadedModule,
     func: Handle,
     env: Option<KernelEnvironment>,
     grid: KernelGrid,
@@ -197,6 +212,8 @@ pub struct CudaPlugin {
     state: OnceLock<Result<State>>,
     modules: RwLock<Vec<&'static LoadedModule>>,
     kernels: RwLock<Vec<&'static CudaKernel>>,
+    queues: Mutex<queue::Slab<queue::Queue>>,
+    events: Mutex<queue::Slab<queue::EventState>>,
 }
 
 /// Device memory through the driver, for the pool.
@@ -336,38 +353,38 @@ impl CudaPlugin {
 
     /// Runs `f` on a pooled stream of the device, then synchronises.
     fn on_stream<R>(&self, d: &CudaDriver, ctx: &DeviceCtx, f: impl FnOnce(CUstream) -> Result<R>) -> Result<R> {
-        let stream = match ctx.streams.lock().pop() {
-            Some(s) => s,
-            None => {
-                let mut s: CUstream = core::ptr::null_mut();
-                // SAFETY: valid out-pointer; the device context is current.
-                d.check(unsafe { (d.cuStreamCreate)(&mut s, driver::CU_STREAM_NON_BLOCKING) }, "cuStreamCreate")?;
-                Handle(s)
-            }
-        };
+        let stream = self.take_stream(d, ctx)?;
         let r = f(stream.0);
         // SAFETY: `stream` was created in this context and is not destroyed.
         let sync = d.check(unsafe { (d.cuStreamSynchronize)(stream.0) }, "cuStreamSynchronize");
-        match sync {
-            Ok(()) => ctx.streams.lock().push(stream),
-            Err(_) => {
-                if let Some(destroy) = d.cuStreamDestroy_v2 {
-                    // SAFETY: the stream is ours and no longer used.
-                    let _ = unsafe { destroy(stream.0) };
-                }
-            }
-        }
+        self.return_stream(d, ctx, stream, sync.is_err());
         let v = r?;
         sync.map(|_| v)
     }
 
+    /// A loaded (not unloaded) image.
     fn module(&self, handle: ImageHandle) -> Result<&'static LoadedModule> {
-        self.modules.read().get(handle).copied().ok_or_else(|| OffloadError::Internal(format!("cuda: unknown image handle {handle}")))
+        let m = self
+            .modules
+            .read()
+            .get(handle)
+            .copied()
+            .ok_or_else(|| OffloadError::Internal(format!("cuda: unknown image handle {handle}")))?;
+        if m.unloaded.load(Ordering::Acquire) {
+            return Err(OffloadError::Internal(format!("cuda: image {handle} was unloaded")));
+        }
+        Ok(m)
     }
 
+    /// A kernel of a loaded image.
     fn kernel(&self, handle: KernelHandle) -> Result<&'static CudaKernel> {
         let i = usize::try_from(handle).unwrap_or(usize::MAX);
-        self.kernels.read().get(i).copied().ok_or_else(|| OffloadError::Internal(format!("cuda: unknown kernel handle {handle}")))
+        let k =
+            self.kernels.read().get(i).copied().ok_or_else(|| OffloadError::Internal(format!("cuda: unknown kernel handle {handle}")))?;
+        if k.module.unloaded.load(Ordering::Acquire) {
+            return Err(OffloadError::Internal(format!("cuda: kernel handle {handle} belongs to an unloaded image")));
+        }
+        Ok(k)
     }
 
     /// Reads `size` bytes of a device global into a vector.
@@ -405,44 +422,54 @@ impl CudaPlugin {
         };
         crate::debug!("cuda: device {device}: writing {env:?} to {DEVICE_ENVIRONMENT_SYMBOL} at {ptr:#x}");
         self.on_stream(d, ctx, |s| {
-            // SAFETY: `env` is a live 48-byte value kept until the stream is synchronised;
-            // `ptr` is a 48-byte device global.
+            // SAFETY: `env` is a live 48-byte value kept until the stream is synchronised; `ptr` is a 48-byte device global.
             d.check(unsafe { (d.cuMemcpyHtoDAsync_v2)(ptr, (&env as *const DeviceEnvironment).cast(), bytes, s) }, "cuMemcpyHtoDAsync")
         })
     }
 
-    /// Runs the image's device global constructors (abi-reference §7.8).
+    /// Runs the image's device global constructors at load and returns its
+    /// destructors, for [`Plugin::unload_binary`] (abi-reference §7.8).
     ///
-    /// Reference (CUDADeviceTy::callGlobalCtorDtorCommon): when the image has
-    /// the `nvptx$device$init` kernel, the `__init_array_object_*_<priority>`
-    /// constants (device function pointers) are gathered in priority order
-    /// into a device buffer published through `__init_array_start/_end`, and
-    /// the kernel runs once with one thread. Destructors
-    /// (`nvptx$device$fini`) are not run: images are never unloaded.
-    fn run_global_constructors(&self, d: &CudaDriver, device: usize, ctx: &DeviceCtx, module: Handle, bytes: &[u8]) -> Result<()> {
-        let init = cstring(GLOBAL_CTOR_KERNEL)?;
-        let mut func: *mut c_void = core::ptr::null_mut();
-        // SAFETY: valid out-pointer, live module, NUL-terminated name.
-        match unsafe { (d.cuModuleGetFunction)(&mut func, module.0, init.as_ptr()) } {
-            CUresult::SUCCESS => {}
-            CUresult::ERROR_NOT_FOUND => return Ok(()),
-            rc => return Err(d.error(rc, "cuModuleGetFunction")),
+    /// Reference (CUDADeviceTy::callGlobalConstructors, 22.1): an image has
+    /// destructors to run later iff it has the `nvptx$device$fini` kernel at
+    /// load; constructors run now iff it has `nvptx$device$init`.
+    fn run_global_constructors(
+        &self,
+        d: &CudaDriver,
+        device: usize,
+        ctx: &DeviceCtx,
+        module: Handle,
+        bytes: &[u8],
+    ) -> Result<Option<Vec<String>>> {
+        let dtors = match find_function(d, module, CtorDtor::Fini.kernel())? {
+            Some(_) => Some(ctor_dtor_symbols(bytes, CtorDtor::Fini)?),
+            None => None,
+        };
+        if let Some(init) = find_function(d, module, CtorDtor::Init.kernel())? {
+            let ctors = ctor_dtor_symbols(bytes, CtorDtor::Init)?;
+            self.run_ctor_dtor(d, device, ctx, module, init, &ctors, CtorDtor::Init)?;
         }
-        let mut ctors: Vec<(u16, String)> = Vec::new();
-        for (name, _) in image::symbols(bytes)?.globals {
-            if !name.starts_with(GLOBAL_CTOR_PREFIX) {
-                continue;
-            }
-            let priority = name
-                .rsplit('_')
-                .next()
-                .and_then(|p| p.parse::<u16>().ok())
-                .ok_or_else(|| OffloadError::BadImage(format!("invalid priority for constructor or destructor '{name}'")))?;
-            ctors.push((priority, name));
-        }
-        ctors.sort_by_key(|c| c.0);
-        let mut pointers: Vec<u64> = Vec::with_capacity(ctors.len());
-        for (_, name) in &ctors {
+        Ok(dtors)
+    }
+
+    /// Reference (CUDADeviceTy::callGlobalCtorDtorCommon): the values of the
+    /// `__{init,fini}_array_object_*` constants (device function pointers),
+    /// in priority order, go into a device buffer published through
+    /// `__{init,fini}_array_start/_end`; then the kernel runs once with one
+    /// thread and the buffer is freed.
+    #[allow(clippy::too_many_arguments)] // Two call sites; a struct would only rename the list.
+    fn run_ctor_dtor(
+        &self,
+        d: &CudaDriver,
+        device: usize,
+        ctx: &DeviceCtx,
+        module: Handle,
+        func: *mut c_void,
+        names: &[String],
+        phase: CtorDtor,
+    ) -> Result<()> {
+        let mut pointers: Vec<u64> = Vec::with_capacity(names.len());
+        for name in names {
             let value = self
                 .read_global(d, ctx, module, name, 8)?
                 .ok_or_else(|| OffloadError::MissingSymbol { lib: "the device image".into(), symbol: name.clone() })?;
@@ -469,9 +496,10 @@ impl CudaPlugin {
                     d.check(rc, "cuMemcpyHtoDAsync")
                 })?;
             }
-            publish("__init_array_start", buffer)?;
-            publish("__init_array_end", buffer + size)?;
-            crate::debug!("cuda: device {device}: running {} global constructors with {GLOBAL_CTOR_KERNEL}", ctors.len());
+            let (start, end) = phase.bounds();
+            publish(start, buffer)?;
+            publish(end, buffer + size)?;
+            crate::debug!("cuda: device {device}: running {} global {} with {}", names.len(), phase.what(), phase.kernel());
             self.on_stream(d, ctx, |s| {
                 // SAFETY: a live kernel without parameters, launched 1x1 on a stream of its context.
                 let rc = unsafe { (d.cuLaunchKernel)(func, 1, 1, 1, 1, 1, 1, 0, s, core::ptr::null_mut(), core::ptr::null_mut()) };
@@ -482,6 +510,42 @@ impl CudaPlugin {
             let _ = ctx.pool.free(buffer, &alloc);
         }
         result
+    }
+
+    /// Whether `src` may copy to `dst` with peer copies; the first call for a
+    /// pair asks the driver and enables access from `src`'s (current)
+    /// context, later calls use the answer (22.1: `PeerAccesses`, one state
+    /// per destination). Errors are not remembered: the next copy asks again.
+    fn peer_access(&self, d: &CudaDriver, ctx: &DeviceCtx, src: (usize, CUdevice), dst: (usize, CUdevice, Handle)) -> Result<bool> {
+        let mut peers = ctx.peers.lock();
+        if let Some(&known) = peers.get(&dst.0) {
+            return Ok(known);
+        }
+        let available = match (d.cuDeviceCanAccessPeer, d.cuCtxEnablePeerAccess) {
+            (Some(can_access), Some(enable)) => {
+                let mut can: c_int = 0;
+                // SAFETY: valid out-pointer and two device handles.
+                d.check(unsafe { can_access(&mut can, src.1, dst.1) }, "cuDeviceCanAccessPeer")?;
+                if can == 0 {
+                    false
+                } else {
+                    // SAFETY: `dst`'s retained primary context; `src`'s context is current.
+                    match unsafe { enable(dst.2.0, 0) } {
+                        // Already enabled (by the program): 22.1 would fail here.
+                        CUresult::SUCCESS | CUresult::ERROR_PEER_ACCESS_ALREADY_ENABLED => true,
+                        CUresult::ERROR_TOO_MANY_PEERS => {
+                            crate::debug!("cuda: too many peers: device {} -> {} falls back to device-to-device copies", src.0, dst.0);
+                            false
+                        }
+                        rc => return Err(d.error(rc, "cuCtxEnablePeerAccess")),
+                    }
+                }
+            }
+            _ => false,
+        };
+        crate::debug!("cuda: peer access device {} -> {}: {}", src.0, dst.0, if available { "enabled" } else { "unavailable" });
+        peers.insert(dst.0, available);
+        Ok(available)
     }
 
     /// Makes sure the function accepts `bytes` of dynamic shared memory.
@@ -539,6 +603,72 @@ fn get_global(d: &CudaDriver, module: Handle, name: &str) -> Result<Option<(CUde
     }
 }
 
+/// `cuModuleGetFunction`: `None` when the module has no such kernel.
+fn find_function(d: &CudaDriver, module: Handle, name: &str) -> Result<Option<*mut c_void>> {
+    let c = cstring(name)?;
+    let mut func: *mut c_void = core::ptr::null_mut();
+    // SAFETY: valid out-pointer, live module, NUL-terminated name.
+    match unsafe { (d.cuModuleGetFunction)(&mut func, module.0, c.as_ptr()) } {
+        CUresult::SUCCESS => Ok(Some(func)),
+        CUresult::ERROR_NOT_FOUND => Ok(None),
+        rc => Err(d.error(rc, "cuModuleGetFunction")),
+    }
+}
+
+/// The constructor and destructor arrays of LLVM's nvptx-lower-ctor-dtor pass.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum CtorDtor {
+    Init,
+    Fini,
+}
+
+impl CtorDtor {
+    fn kernel(self) -> &'static str {
+        match self {
+            CtorDtor::Init => GLOBAL_CTOR_KERNEL,
+            CtorDtor::Fini => GLOBAL_DTOR_KERNEL,
+        }
+    }
+    fn prefix(self) -> &'static str {
+        match self {
+            CtorDtor::Init => "__init_array_object_",
+            CtorDtor::Fini => "__fini_array_object_",
+        }
+    }
+    fn bounds(self) -> (&'static str, &'static str) {
+        match self {
+            CtorDtor::Init => ("__init_array_start", "__init_array_end"),
+            CtorDtor::Fini => ("__fini_array_start", "__fini_array_end"),
+        }
+    }
+    fn what(self) -> &'static str {
+        match self {
+            CtorDtor::Init => "constructors",
+            CtorDtor::Fini => "destructors",
+        }
+    }
+}
+
+/// The image's `<prefix><name>_<id>_<priority>` symbols, by ascending
+/// priority (22.1 sorts constructors and destructors alike; the fini kernel
+/// walks its array backwards).
+fn ctor_dtor_symbols(bytes: &[u8], phase: CtorDtor) -> Result<Vec<String>> {
+    let mut found: Vec<(u16, String)> = Vec::new();
+    for (name, _) in image::symbols(bytes)?.globals {
+        if !name.starts_with(phase.prefix()) {
+            continue;
+        }
+        let priority = name
+            .rsplit('_')
+            .next()
+            .and_then(|p| p.parse::<u16>().ok())
+            .ok_or_else(|| OffloadError::BadImage(format!("invalid priority for constructor or destructor '{name}'")))?;
+        found.push((priority, name));
+    }
+    found.sort_by_key(|c| c.0);
+    Ok(found.into_iter().map(|(_, n)| n).collect())
+}
+
 /// Retains a device's primary context the way LLVM 22.1 does.
 fn retain_context(d: &CudaDriver, device: usize, dev: &DeviceInfo) -> Result<DeviceCtx> {
     let kernel_info = |text: &str| diag::plugin_info(info::PLUGIN_KERNEL, device, || text.to_string());
@@ -560,8 +690,7 @@ fn retain_context(d: &CudaDriver, device: usize, dev: &DeviceInfo) -> Result<Dev
         }
     }
     let mut ctx: CUcontext = core::ptr::null_mut();
-    // SAFETY: valid out-pointer and device; the context is never released
-    // (it lives until process exit, as the plugin's devices do).
+    // SAFETY: valid out-pointer and device; the context is never released (it lives until process exit, as the plugin's devices do).
     d.check(unsafe { (d.cuDevicePrimaryCtxRetain)(&mut ctx, dev.dev) }, "cuDevicePrimaryCtxRetain")?;
     // SAFETY: `ctx` was just retained.
     d.check(unsafe { (d.cuCtxSetCurrent)(ctx) }, "cuCtxSetCurrent")?;
@@ -582,6 +711,8 @@ fn retain_context(d: &CudaDriver, device: usize, dev: &DeviceInfo) -> Result<Dev
     Ok(DeviceCtx {
         ctx: Handle(ctx),
         streams: Mutex::new(Vec::new()),
+        events: Mutex::new(Vec::new()),
+        peers: Mutex::new(HashMap::new()),
         pool: MemoryPool::new(cfg.memory_manager_threshold),
         pinned: Mutex::new(HashSet::new()),
     })
@@ -612,9 +743,7 @@ fn load_module(d: &CudaDriver, bytes: &[u8], kind: CudaImageKind) -> Result<Hand
     let mut values: [*mut c_void; 4] =
         [error_log.as_mut_ptr().cast(), JIT_LOG_BYTES as *mut c_void, info_log.as_mut_ptr().cast(), JIT_LOG_BYTES as *mut c_void];
     let mut module: *mut c_void = core::ptr::null_mut();
-    // SAFETY: `data` is a complete image (NUL-terminated for PTX) that lives
-    // for the call; the log buffers have the sizes passed; options and values
-    // have 4 entries each.
+    // SAFETY: `data` is a whole image (PTX NUL-terminated) alive for the call; log buffers sized as passed; 4 options.
     let rc = unsafe { (d.cuModuleLoadDataEx)(&mut module, data, options.len() as c_uint, options.as_mut_ptr(), values.as_mut_ptr()) };
     let text = |buf: &[u8]| {
         let end = buf.iter().position(|&c| c == 0).unwrap_or(buf.len());
@@ -689,12 +818,44 @@ impl Plugin for CudaPlugin {
             CudaImageKind::Ptx => HashMap::new(),
         };
         self.write_device_environment(d, device, dev, ctx, module)?;
-        self.run_global_constructors(d, device, ctx, module, bytes)?;
-        let loaded: &'static LoadedModule = Box::leak(Box::new(LoadedModule { device, module, kind: img.kind, envs }));
+        let dtors = self.run_global_constructors(d, device, ctx, module, bytes)?;
+        let loaded: &'static LoadedModule =
+            Box::leak(Box::new(LoadedModule { device, module, kind: img.kind, envs, dtors, unloaded: AtomicBool::new(false) }));
         let mut modules = self.modules.write();
         modules.push(loaded);
         crate::debug!("cuda: device {device}: loaded {img} ({} bytes) as image {}", bytes.len(), modules.len() - 1);
         Ok(modules.len() - 1)
+    }
+
+    fn unload_binary(&self, device: usize, handle: ImageHandle) -> Result<()> {
+        let m = self.module(handle)?;
+        if m.device != device {
+            return Err(OffloadError::Internal(format!("cuda: image {handle} belongs to device {}, not {device}", m.device)));
+        }
+        let (d, _, ctx) = self.active(device)?;
+        if m.unloaded.swap(true, Ordering::AcqRel) {
+            return Err(OffloadError::Internal(format!("cuda: image {handle} was unloaded")));
+        }
+        // Reference (GenericDeviceTy::deinit, 22.1): destructors first, then
+        // the module. The module goes even when a destructor failed.
+        let dtors = match &m.dtors {
+            Some(names) => match find_function(d, m.module, CtorDtor::Fini.kernel()) {
+                Ok(Some(fini)) => self.run_ctor_dtor(d, device, ctx, m.module, fini, names, CtorDtor::Fini),
+                Ok(None) => Err(OffloadError::MissingSymbol { lib: "the device image".into(), symbol: CtorDtor::Fini.kernel().into() }),
+                Err(e) => Err(e),
+            },
+            None => Ok(()),
+        };
+        let unload = match d.cuModuleUnload {
+            // SAFETY: a module loaded by this plugin, unloaded once (the flag above); its kernels are refused from now on.
+            Some(f) => d.check(unsafe { f(m.module.0) }, "cuModuleUnload"),
+            None => {
+                crate::debug!("cuda: the driver has no cuModuleUnload; image {handle} stays loaded");
+                Ok(())
+            }
+        };
+        crate::debug!("cuda: device {device}: unloaded image {handle}");
+        dtors.and(unload)
     }
 
     fn get_function(&self, device: usize, handle: ImageHandle, name: &str) -> Result<KernelHandle> {
@@ -725,8 +886,7 @@ impl Plugin for CudaPlugin {
             let mut end = 0u64;
             for index in 0.. {
                 let (mut off, mut size) = (0usize, 0usize);
-                // SAFETY: valid out-pointers and function; an index past the
-                // last parameter returns CUDA_ERROR_INVALID_VALUE.
+                // SAFETY: valid out-pointers and function; an index past the last parameter returns CUDA_ERROR_INVALID_VALUE.
                 if unsafe { f(func, index, &mut off, &mut size) } != CUresult::SUCCESS {
                     break;
                 }
@@ -744,6 +904,7 @@ impl Plugin for CudaPlugin {
         let grid = KernelGrid::new(env.as_ref(), &dev.grid, func_max_threads);
         let kernel: &'static CudaKernel = Box::leak(Box::new(CudaKernel {
             device,
+            module: m,
             func: Handle(func),
             env,
             grid,
@@ -820,8 +981,7 @@ impl Plugin for CudaPlugin {
         }
         let (d, _, ctx) = self.active(device)?;
         self.on_stream(d, ctx, |s| {
-            // SAFETY: `src` is readable for `size` bytes until this call returns
-            // (caller's contract), and the stream is synchronised before that.
+            // SAFETY: `src` is readable for `size` bytes until we return (caller's contract); the stream is synchronised first.
             d.check(unsafe { (d.cuMemcpyHtoDAsync_v2)(dst, src as *const c_void, size as usize, s) }, "cuMemcpyHtoDAsync")
         })
     }
@@ -832,8 +992,7 @@ impl Plugin for CudaPlugin {
         }
         let (d, _, ctx) = self.active(device)?;
         self.on_stream(d, ctx, |s| {
-            // SAFETY: `dst` is writable for `size` bytes until this call returns
-            // (caller's contract), and the stream is synchronised before that.
+            // SAFETY: `dst` is writable for `size` bytes until we return (caller's contract); the stream is synchronised first.
             d.check(unsafe { (d.cuMemcpyDtoHAsync_v2)(dst as *mut c_void, src, size as usize, s) }, "cuMemcpyDtoHAsync")
         })
     }
@@ -849,21 +1008,19 @@ impl Plugin for CudaPlugin {
                 d.check(unsafe { (d.cuMemcpyDtoDAsync_v2)(dst, src, size as usize, s) }, "cuMemcpyDtoDAsync")
             });
         }
-        let (_, _, src_ctx) = self.active(src_device)?;
-        let src_ctx = src_ctx.ctx;
-        let (d, _, dst_ctx) = self.active(dst_device)?;
-        if let Some(peer) = d.cuMemcpyPeerAsync {
-            return self.on_stream(d, dst_ctx, |s| {
-                // SAFETY: device ranges of `size` bytes in the two live contexts.
-                d.check(unsafe { peer(dst, dst_ctx.ctx.0, src, src_ctx.0, size as usize, s) }, "cuMemcpyPeerAsync")
-            });
-        }
-        // No peer copies: stage through host memory.
-        let mut buf = vec![0u8; size as usize];
-        // SAFETY: `buf` is a live buffer of `size` bytes.
-        unsafe { self.retrieve(src_device, buf.as_mut_ptr() as usize, src, size)? };
-        // SAFETY: as above.
-        unsafe { self.submit(dst_device, dst, buf.as_ptr() as usize, size) }
+        // Reference (CUDADeviceTy::dataExchangeImpl, 22.1): on the source
+        // device; a peer copy when peer access could be enabled for the pair
+        // (decided once), else a device-to-device copy (unified addressing).
+        let (_, dst_info, dst_ctx) = self.active(dst_device)?;
+        let (dst_dev, dst_ctx) = (dst_info.dev, dst_ctx.ctx);
+        let (d, dev, ctx) = self.active(src_device)?;
+        let peer = self.peer_access(d, ctx, (src_device, dev.dev), (dst_device, dst_dev, dst_ctx))?;
+        self.on_stream(d, ctx, |s| match d.cuMemcpyPeerAsync {
+            // SAFETY: device ranges of `size` bytes in the two live contexts.
+            Some(f) if peer => d.check(unsafe { f(dst, dst_ctx.0, src, ctx.ctx.0, size as usize, s) }, "cuMemcpyPeerAsync"),
+            // SAFETY: device ranges of `size` bytes; unified addressing lets the driver copy between devices.
+            _ => d.check(unsafe { (d.cuMemcpyDtoDAsync_v2)(dst, src, size as usize, s) }, "cuMemcpyDtoDAsync"),
+        })
     }
 
     fn memset(&self, device: usize, ptr: u64, value: u8, size: u64) -> Result<()> {
@@ -883,63 +1040,85 @@ impl Plugin for CudaPlugin {
     }
 
     fn launch(&self, device: usize, kernel: KernelHandle, name: &str, args: &[u64], dims: &LaunchDims) -> Result<()> {
-        let k = self.kernel(kernel)?;
-        if k.device != device {
-            return Err(OffloadError::Internal(format!("cuda: kernel {name} belongs to device {}, not {device}", k.device)));
-        }
+        let k = self.launch_kernel(device, kernel, name)?;
         let (d, dev, ctx) = self.active(device)?;
-        let l = grid::compute(&k.grid, &dev.grid, dims.teams, dims.threads, dims.tripcount);
-        diag::plugin_info(info::PLUGIN_KERNEL, device, || {
-            format!(
-                "Launching kernel {name} with [{},{},{}] blocks and [{},{},{}] threads in {} mode",
-                l.blocks[0],
-                l.blocks[1],
-                l.blocks[2],
-                l.threads[0],
-                l.threads[1],
-                l.threads[2],
-                k.grid.mode.name()
-            )
-        });
-        // Reference (GenericKernelTy::launch): max of the clause and LIBOMPTARGET_SHARED_MEMORY_SIZE.
-        let dyn_shared = dims.dyn_shared_bytes.max(config().shared_memory_size);
-        self.ensure_dyn_shared(d, k, dyn_shared)?;
+        let mut keep = Vec::new();
+        let r = self.on_stream(d, ctx, |s| self.enqueue_launch((d, dev, ctx), device, k, name, args, dims, s, &mut keep));
+        // The launch environment is freed after the launch synchronised, as in 22.1.
+        queue::release_deferred(d, ctx, keep);
+        r
+    }
 
-        // The implicit first argument: the runtime passes ~0 (Version >= 3);
-        // kernels with team reductions get a KernelLaunchEnvironment instead
-        // (reference: GenericKernelTy::getKernelLaunchEnvironment). A Version
-        // <= 2 launch has no dyn_ptr slot; its first argument is never ~0 in
-        // practice (clang 22 emits Version 3 for every kernel with an environment).
-        if let Some(env) = k.env.filter(|e| e.needs_launch_environment())
-            && args.first() == Some(&u64::MAX)
-        {
-            let alloc = DriverAlloc(d);
-            let buffer = ctx.pool.alloc(env.reduction_buffer_bytes().max(1), &alloc)?;
-            let kle_ptr = match ctx.pool.alloc(size_of::<KernelLaunchEnvironment>() as u64, &alloc) {
-                Ok(p) => p,
-                Err(e) => {
-                    let _ = ctx.pool.free(buffer, &alloc);
-                    return Err(e);
-                }
-            };
-            let kle = KernelLaunchEnvironment { reduction_buffer: buffer, ..Default::default() };
-            diag::plugin_info(info::DATA_TRANSFER, device, || {
-                format!(
-                    "Copying data from host to device, HstPtr={}, TgtPtr={}, Size=16, Name=KernelLaunchEnv",
-                    diag::ptr(&kle as *const _ as u64),
-                    diag::ptr(kle_ptr)
-                )
-            });
-            let mut with_kle = args.to_vec();
-            with_kle[0] = kle_ptr;
-            let r = self.launch_on_stream(d, ctx, k, name, &with_kle, &l, dyn_shared, Some(&kle));
-            // Both are freed after the launch synchronised, as in 22.1.
-            for p in [kle_ptr, buffer] {
-                let _ = ctx.pool.free(p, &alloc);
-            }
-            return r;
-        }
-        self.launch_on_stream(d, ctx, k, name, args, &l, dyn_shared, None)
+    // ---- Asynchronous work: src/plugins/cuda/queue.rs.
+
+    fn has_queues(&self) -> bool {
+        true
+    }
+
+    fn queue_acquire(&self, device: usize) -> Result<QueueHandle> {
+        self.queue_acquire_impl(device)
+    }
+
+    fn queue_synchronize(&self, device: usize, queue: QueueHandle) -> Result<()> {
+        self.queue_synchronize_impl(device, queue)
+    }
+
+    fn queue_query(&self, device: usize, queue: QueueHandle) -> Result<bool> {
+        self.queue_query_impl(device, queue)
+    }
+
+    fn queue_release(&self, device: usize, queue: QueueHandle) {
+        self.queue_release_impl(device, queue)
+    }
+
+    unsafe fn submit_async(&self, device: usize, dst: u64, src: usize, size: u64, queue: QueueHandle) -> Result<()> {
+        // SAFETY: forwarded contract (`src` readable until the queue is synchronised).
+        unsafe { self.submit_async_impl(device, dst, src, size, queue) }
+    }
+
+    unsafe fn retrieve_async(&self, device: usize, dst: usize, src: u64, size: u64, queue: QueueHandle) -> Result<()> {
+        // SAFETY: forwarded contract (`dst` writable and unread until the queue is synchronised).
+        unsafe { self.retrieve_async_impl(device, dst, src, size, queue) }
+    }
+
+    fn launch_async(
+        &self,
+        device: usize,
+        kernel: KernelHandle,
+        name: &str,
+        args: &[u64],
+        dims: &LaunchDims,
+        queue: QueueHandle,
+    ) -> Result<()> {
+        let k = self.launch_kernel(device, kernel, name)?;
+        let q = self.queue(queue, device)?;
+        let (d, dev, ctx) = self.active(device)?;
+        let mut st = q.state.lock();
+        st.pending = true;
+        let stream = st.stream.0;
+        // The launch environment stays with the queue until it completes.
+        self.enqueue_launch((d, dev, ctx), device, k, name, args, dims, stream, &mut st.deferred)
+    }
+
+    fn event_record(&self, device: usize, queue: QueueHandle) -> Result<EventHandle> {
+        self.event_record_impl(device, queue)
+    }
+
+    fn event_wait(&self, device: usize, event: EventHandle, queue: QueueHandle) -> Result<()> {
+        self.event_wait_impl(device, event, queue)
+    }
+
+    fn event_release(&self, device: usize, event: EventHandle) {
+        self.event_release_impl(device, event)
+    }
+
+    /// Always false, as in 22.1: its CUDA device keeps the generic
+    /// `isAccessiblePtrImpl` (false for every pointer, pinned and managed
+    /// memory included; checked in the installed libomptarget.so.22.1, whose
+    /// CUDA plugin does not even resolve `cuPointerGetAttribute`). Only the
+    /// AMDGPU plugin overrides it there.
+    fn is_accessible(&self, _device: usize, _ptr: usize, _size: u64) -> bool {
+        false
     }
 
     fn uid(&self, device: usize) -> String {
@@ -979,18 +1158,99 @@ fn hex(b: &[u8]) -> String {
 }
 
 impl CudaPlugin {
-    /// Enqueues the launch (and the launch environment copy) and waits.
+    /// The kernel behind `kernel`, checked to belong to `device`.
+    fn launch_kernel(&self, device: usize, kernel: KernelHandle, name: &str) -> Result<&'static CudaKernel> {
+        let k = self.kernel(kernel)?;
+        if k.device != device {
+            return Err(OffloadError::Internal(format!("cuda: kernel {name} belongs to device {}, not {device}", k.device)));
+        }
+        Ok(k)
+    }
+
+    /// Enqueues a launch on `stream` without waiting. What the queued work
+    /// reads until it completes (the launch environment: host copy, device
+    /// copy, reduction buffer) goes to `keep`, also when enqueueing fails
+    /// half-way; the caller frees it once the stream completed.
+    #[allow(clippy::too_many_arguments)] // Two call sites; a struct would only rename the list.
+    fn enqueue_launch(
+        &self,
+        (d, dev, ctx): (&CudaDriver, &DeviceInfo, &DeviceCtx),
+        device: usize,
+        k: &CudaKernel,
+        name: &str,
+        args: &[u64],
+        dims: &LaunchDims,
+        stream: CUstream,
+        keep: &mut Vec<queue::Deferred>,
+    ) -> Result<()> {
+        let l = grid::compute(&k.grid, &dev.grid, dims.teams, dims.threads, dims.tripcount);
+        diag::plugin_info(info::PLUGIN_KERNEL, device, || {
+            format!(
+                "Launching kernel {name} with [{},{},{}] blocks and [{},{},{}] threads in {} mode",
+                l.blocks[0],
+                l.blocks[1],
+                l.blocks[2],
+                l.threads[0],
+                l.threads[1],
+                l.threads[2],
+                k.grid.mode.name()
+            )
+        });
+        // Reference (GenericKernelTy::launch): max of the clause and LIBOMPTARGET_SHARED_MEMORY_SIZE.
+        let dyn_shared = dims.dyn_shared_bytes.max(config().shared_memory_size);
+        self.ensure_dyn_shared(d, k, dyn_shared)?;
+
+        // The implicit first argument: the runtime passes ~0 (Version >= 3);
+        // kernels with team reductions get a KernelLaunchEnvironment instead
+        // (reference: GenericKernelTy::getKernelLaunchEnvironment). A Version
+        // <= 2 launch has no dyn_ptr slot; its first argument is never ~0 in
+        // practice (clang 22 emits Version 3 for every kernel with an environment).
+        if let Some(env) = k.env.filter(|e| e.needs_launch_environment())
+            && args.first() == Some(&u64::MAX)
+        {
+            let alloc = DriverAlloc(d);
+            let buffer = ctx.pool.alloc(env.reduction_buffer_bytes().max(1), &alloc)?;
+            let kle_ptr = match ctx.pool.alloc(size_of::<KernelLaunchEnvironment>() as u64, &alloc) {
+                Ok(p) => p,
+                Err(e) => {
+                    let _ = ctx.pool.free(buffer, &alloc);
+                    return Err(e);
+                }
+            };
+            // Boxed: the queued copy reads it after this function returned.
+            let kle = Box::new(KernelLaunchEnvironment { reduction_buffer: buffer, ..Default::default() });
+            diag::plugin_info(info::DATA_TRANSFER, device, || {
+                format!(
+                    "Copying data from host to device, HstPtr={}, TgtPtr={}, Size=16, Name=KernelLaunchEnv",
+                    diag::ptr(&*kle as *const _ as u64),
+                    diag::ptr(kle_ptr)
+                )
+            });
+            let src: *const c_void = (&*kle as *const KernelLaunchEnvironment).cast();
+            keep.extend([queue::Deferred::Device(kle_ptr), queue::Deferred::Device(buffer), queue::Deferred::Host(kle)]);
+            // `src` points into the box now in `keep`, which the caller holds until the stream completed.
+            // SAFETY: `src` outlives the queued copy (above); `kle_ptr` is a 16-byte device block.
+            let rc = unsafe { (d.cuMemcpyHtoDAsync_v2)(kle_ptr, src, size_of::<KernelLaunchEnvironment>(), stream) };
+            d.check(rc, "cuMemcpyHtoDAsync")?;
+            let mut with_kle = args.to_vec();
+            with_kle[0] = kle_ptr;
+            return self.enqueue_kernel(d, k, name, &with_kle, &l, dyn_shared, stream);
+        }
+        self.enqueue_kernel(d, k, name, args, &l, dyn_shared, stream)
+    }
+
+    /// `cuLaunchKernel` with the arguments in one parameter buffer, which the
+    /// driver copies before returning.
     #[allow(clippy::too_many_arguments)] // One call site; splitting would only move the list.
-    fn launch_on_stream(
+    fn enqueue_kernel(
         &self,
         d: &CudaDriver,
-        ctx: &DeviceCtx,
         k: &CudaKernel,
         name: &str,
         args: &[u64],
         l: &grid::Launch,
         dyn_shared: u32,
-        kle: Option<&KernelLaunchEnvironment>,
+        stream: CUstream,
     ) -> Result<()> {
         // Reference (CUDAKernelTy::launchImpl, LLVM 22): one buffer of 8-byte
         // slots, passed with the size of the kernel's declared parameters.
@@ -1019,40 +1279,30 @@ impl CudaPlugin {
             l.blocks,
             l.threads
         );
-        self.on_stream(d, ctx, |s| {
-            if let Some(kle) = kle {
-                let src = (kle as *const KernelLaunchEnvironment).cast();
-                // SAFETY: `kle` outlives the stream synchronisation in `on_stream`;
-                // args[0] is its 16-byte device copy.
-                let rc = unsafe { (d.cuMemcpyHtoDAsync_v2)(args[0], src, 16, s) };
-                d.check(rc, "cuMemcpyHtoDAsync")?;
-            }
-            // SAFETY: `extra` describes `size` ≤ 8 * args.len() readable bytes of
-            // `args`, which the driver copies at launch; the function handle is
-            // live and belongs to the current context.
-            let rc = unsafe {
-                (d.cuLaunchKernel)(
-                    k.func.0,
-                    l.blocks[0],
-                    l.blocks[1],
-                    l.blocks[2],
-                    l.threads[0],
-                    l.threads[1],
-                    l.threads[2],
-                    dyn_shared,
-                    s,
-                    core::ptr::null_mut(),
-                    extra_ptr,
-                )
-            };
-            if rc != CUresult::SUCCESS {
-                return Err(OffloadError::Driver {
-                    plugin: "cuda",
-                    call: "cuLaunchKernel",
-                    message: format!("for '{name}': {}", d.describe(rc)),
-                });
-            }
-            Ok(())
-        })
+        // `extra` describes `size` ≤ 8 * args.len() readable bytes of `args`; the driver copies them at launch.
+        // SAFETY: `extra` is valid for the call (above); `k.func` and `stream` are live in the current context.
+        let rc = unsafe {
+            (d.cuLaunchKernel)(
+                k.func.0,
+                l.blocks[0],
+                l.blocks[1],
+                l.blocks[2],
+                l.threads[0],
+                l.threads[1],
+                l.threads[2],
+                dyn_shared,
+                stream,
+                core::ptr::null_mut(),
+                extra_ptr,
+            )
+        };
+        if rc != CUresult::SUCCESS {
+            return Err(OffloadError::Driver {
+                plugin: "cuda",
+                call: "cuLaunchKernel",
+                message: format!("for '{name}': {}", d.describe(rc)),
+            });
+        }
+        Ok(())
     }
 }

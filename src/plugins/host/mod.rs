@@ -8,8 +8,9 @@
 //! own copy of every global.
 
 mod call;
+mod queue;
 
-use super::{AllocKind, ImageHandle, KernelHandle, LaunchDims, Plugin};
+use super::{AllocKind, EventHandle, ImageHandle, KernelHandle, LaunchDims, Plugin, QueueHandle};
 use crate::error::{OffloadError, Result};
 use crate::runtime::image::{elf_ident, elf_symbol_size, machine};
 use parking_lot::Mutex;
@@ -31,6 +32,8 @@ struct LoadedImage {
 pub struct HostPlugin {
     /// Loaded images, never unloaded: kernels may run until process exit.
     images: Mutex<Vec<&'static LoadedImage>>,
+    /// Deferred queues of the `OMPTARGET_RS_HOST_QUEUES` test mode.
+    queues: queue::Queues,
 }
 
 fn load_error(what: String) -> OffloadError {
@@ -174,6 +177,62 @@ impl Plugin for HostPlugin {
         // SAFETY: ptr is a device address (host memory) of at least `size` bytes.
         unsafe { std::ptr::write_bytes(ptr as usize as *mut u8, value, size as usize) };
         Ok(())
+    }
+
+    fn has_queues(&self) -> bool {
+        crate::env::config().host_queues.is_some()
+    }
+
+    fn queue_acquire(&self, _device: usize) -> Result<QueueHandle> {
+        Ok(self.queues.acquire(crate::env::config().host_queues.unwrap_or(0)))
+    }
+
+    fn queue_synchronize(&self, _device: usize, queue: QueueHandle) -> Result<()> {
+        self.queues.synchronize(queue)
+    }
+
+    fn queue_query(&self, _device: usize, queue: QueueHandle) -> Result<bool> {
+        self.queues.query(queue)
+    }
+
+    fn queue_release(&self, _device: usize, queue: QueueHandle) {
+        self.queues.release(queue)
+    }
+
+    unsafe fn submit_async(&self, _device: usize, dst: u64, src: usize, size: u64, queue: QueueHandle) -> Result<()> {
+        self.queues.copy(queue, dst as usize, src, size)
+    }
+
+    unsafe fn retrieve_async(&self, _device: usize, dst: usize, src: u64, size: u64, queue: QueueHandle) -> Result<()> {
+        self.queues.copy(queue, dst, src as usize, size)
+    }
+
+    fn launch_async(
+        &self,
+        device: usize,
+        kernel: KernelHandle,
+        name: &str,
+        args: &[u64],
+        _dims: &LaunchDims,
+        queue: QueueHandle,
+    ) -> Result<()> {
+        crate::env::diag::plugin_info(crate::env::config::info::PLUGIN_KERNEL, device, || {
+            format!("Launching kernel {name} with [1,1,1] blocks and [1,1,1] threads in Generic mode")
+        });
+        crate::debug!("host plugin: queueing {name} at {kernel:#x} with {} arguments {args:x?}", args.len());
+        self.queues.launch(queue, kernel, args)
+    }
+
+    fn event_record(&self, _device: usize, queue: QueueHandle) -> Result<EventHandle> {
+        self.queues.record(queue)
+    }
+
+    fn event_wait(&self, _device: usize, event: EventHandle, queue: QueueHandle) -> Result<()> {
+        self.queues.wait(event, queue)
+    }
+
+    fn event_release(&self, _device: usize, event: EventHandle) {
+        self.queues.release_event(event)
     }
 
     fn launch(&self, device: usize, kernel: KernelHandle, name: &str, args: &[u64], _dims: &LaunchDims) -> Result<()> {
