@@ -235,9 +235,10 @@ fn get_target_pointer(rt: &Runtime, dev: &Device, g: &GetTarget, q: &mut AsyncIn
         && q.queued()
         && let Some(e) = tp.entry.as_ref()
     {
-        let ev = e.event.load(std::sync::atomic::Ordering::Acquire);
-        if ev != 0 {
-            q.wait_event(ev)?;
+        // The lock keeps the event alive until the wait is queued.
+        let ev = e.event.lock();
+        if *ev != 0 {
+            q.wait_event(*ev)?;
         }
     }
 
@@ -352,7 +353,7 @@ pub fn describe(e: &MapEntry) -> String {
 /// Replaces the entry's in-flight event after this context copied into it.
 fn set_event(e: &MapEntry, q: &mut AsyncInfo) -> Result<()> {
     if let Some(ev) = q.record_event()? {
-        let old = e.event.swap(ev, std::sync::atomic::Ordering::AcqRel);
+        let old = std::mem::replace(&mut *e.event.lock(), ev);
         if old != 0 {
             q.dev.plugin.event_release(q.dev.plugin_device, old);
         }
@@ -665,6 +666,11 @@ pub fn data_end(dev: &Device, args: &[MapArg], from_mapper: bool, post: &mut End
         };
         if t.any(MapType::FROM) && (t.any(MapType::ALWAYS) || r.is_last) && size != 0 {
             retrieve(q, a.begin, r.tgt, size, a.name)?;
+            // A construct that maps the range again meanwhile must not
+            // overwrite the device copy before this copy back has read it.
+            if q.queued() {
+                set_event(&entry, q)?;
+            }
         }
         post.push(EndItem { entry, from: t.any(MapType::FROM), may_delete: !member || ptr_and_obj });
     }
@@ -693,7 +699,7 @@ pub fn finish_end(dev: &Device, post: EndQueue) -> Result<()> {
                 )
             });
             crate::debug!("device {}: removed mapping of host [{:#x}, {:#x})", dev.id, e.host_begin, e.host_end);
-            let ev = e.event.swap(0, std::sync::atomic::Ordering::AcqRel);
+            let ev = std::mem::take(&mut *e.event.lock());
             if ev != 0 {
                 dev.plugin.event_release(dev.plugin_device, ev);
             }
@@ -748,6 +754,9 @@ fn update_contiguous(dev: &Device, begin: usize, size: u64, t: MapType, name: us
     }
     if t.any(MapType::FROM) {
         retrieve(q, begin, r.tgt, size, name)?;
+        if q.queued() {
+            set_event(&entry, q)?;
+        }
         let restores: smallvec::SmallVec<[(usize, u64); 4]> = entry
             .shadows
             .lock()
