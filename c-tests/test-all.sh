@@ -16,6 +16,8 @@ bash c-tests/run.sh
 bash c-tests/host-harness.sh
 # The CUDA plugin end to end against the CPU stand-in for libcuda.
 bash c-tests/cuda-mock.sh
+# The asynchronous launch path end to end on the deferring CUDA stand-in.
+bash c-tests/gpu-async/run.sh
 # The AMDGPU plugin end to end against the CPU stand-in for the HSA runtime.
 bash c-tests/amdgpu-mock.sh
 bash bench/run.sh --smoke

@@ -8,7 +8,8 @@
 #
 # Defaults (all built on the development machine, then carried over):
 #   --lib     target/release/libomptarget_rs.so      (cargo build --release)
-#   --images  target/gpu-images   (c-tests/gpu-images.sh; only bin/ and extra/ are used)
+#   --images  target/gpu-images   (c-tests/gpu-images.sh; bin/, extra/ and kernels/ are used)
+#   target/gpu-async/async_harness                  (c-tests/gpu-async/run.sh builds it)
 #   --bench   target/bench-cuda/bench_cuda            (bench/cuda/build.sh)
 #
 # What runs, each under a timeout (HARNESS_TIMEOUT, default 120 s):
@@ -16,6 +17,9 @@
 #     replacement mode (a folder with libomptarget.so.22.1 -> the library first
 #     on LD_LIBRARY_PATH); harness.sm_90 also with --rustc-init. Each must
 #     print "7 passed, 0 failed" and our runtime must have served it;
+#   * c-tests/gpu-async/run.sh in GPU mode: the asynchronous launch path
+#     (__tgt_target_kernel_async on streams, two ordered launches on one
+#     handle, synchronize/destroy, the synchronous path for comparison);
 #   * the benchmark with the empty-kernel cubin: launch+sync and 1 MB / 64 MB /
 #     1 GB pinned and pageable H2D/D2H, raw driver vs. omptarget-rs (goals:
 #     launch <= 1.10x raw time, transfers >= 0.95x raw bandwidth);
@@ -32,7 +36,8 @@
 #
 # With the device tool of this project, from the repository root:
 #   run  carry: ["target/release/libomptarget_rs.so", "target/gpu-images/bin",
-#                "target/gpu-images/extra", "target/bench-cuda"]
+#                "target/gpu-images/extra", "target/gpu-images/kernels",
+#                "target/bench-cuda", "target/gpu-async"]
 #        command: bash scripts/gpu-check.sh      timeout_s: 420
 set -uo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -85,6 +90,7 @@ if [ -z "$gpu" ] || [ -z "$libcuda" ]; then
   why="no NVIDIA GPU or driver (nvidia-smi: ${gpu:-none}, libcuda.so.1: ${libcuda:-none})"
   for h in "${HARNESSES[@]}"; do add skipped "$h" - "$why"; done
   add skipped "harness.sm_90 --rustc-init" - "$why"
+  add skipped "async launches (gpu-async)" - "$why"
   add skipped "bench launch+sync, H2D/D2H" - "$why"
   add skipped "bench --quick (PTX JIT path)" - "$why"
   echo "== omptarget-rs GPU check: skipped: $why"
@@ -136,6 +142,27 @@ for h in "${HARNESSES[@]}"; do
     fi
   done
 done
+
+# ---- asynchronous path (c-tests/gpu-async) ----------------------------------------
+# __tgt_async_info_create / __tgt_target_kernel_async / _synchronize / _destroy
+# through our runtime: queued launches on streams, ordering, completion.
+if [ -e "$G/kernels/kernels.sm_90.cubin" ] && [ -f "$ROOT/c-tests/gpu-async/run.sh" ]; then
+  log=$W/logs/gpu-async.log
+  t0=$(date +%s.%N)
+  mode=gpu
+  [ "$MOCK" = 1 ] && mode=stand-in
+  GPU_ASYNC_MODE=$mode OMPTARGET_RS_LIB="$LIB" timeout "$TMO" bash "$ROOT/c-tests/gpu-async/run.sh" "$G" >"$log" 2>&1
+  rc=$?
+  t1=$(date +%s.%N)
+  sum=$(grep -E '^[0-9]+ passed' "$log" | tail -n1)
+  if [ $rc -eq 0 ] && [ -n "$sum" ]; then
+    add PASS "async launches (gpu-async)" "$(secs "$t0" "$t1")" "$sum"
+  else
+    add FAIL "async launches (gpu-async)" "$(secs "$t0" "$t1")" "exit $rc, ${sum:-no summary}"; show_log "$log"
+  fi
+else
+  add skipped "async launches (gpu-async)" - "not carried ($G/kernels/kernels.sm_90.cubin, c-tests/gpu-async)"
+fi
 
 # ---- benchmark ------------------------------------------------------------------
 bench_rows() { # LOG PREFIX: one table row per measurement line

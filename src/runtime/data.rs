@@ -234,9 +234,10 @@ fn get_target_pointer(rt: &Runtime, dev: &Device, g: &GetTarget, q: &mut AsyncIn
         && q.queued()
         && let Some(e) = tp.entry.as_ref()
     {
-        let ev = e.event.load(std::sync::atomic::Ordering::Acquire);
-        if ev != 0 {
-            q.wait_event(ev)?;
+        // The lock keeps the event alive until the wait is queued.
+        let ev = e.event.lock();
+        if *ev != 0 {
+            q.wait_event(*ev)?;
         }
     }
 
@@ -351,7 +352,7 @@ pub fn describe(e: &MapEntry) -> String {
 /// Replaces the entry's in-flight event after this context copied into it.
 fn set_event(e: &MapEntry, q: &mut AsyncInfo) -> Result<()> {
     if let Some(ev) = q.record_event()? {
-        let old = e.event.swap(ev, std::sync::atomic::Ordering::AcqRel);
+        let old = std::mem::replace(&mut *e.event.lock(), ev);
         if old != 0 {
             q.dev.plugin.event_release(q.dev.plugin_device, old);
         }
@@ -407,7 +408,8 @@ pub fn data_begin(
     st: &mut BeginState,
     q: &mut AsyncInfo,
 ) -> Result<()> {
-    let fast = !from_mapper && quiet();
+    // Queued contexts order their copies with events: the general path.
+    let fast = !from_mapper && !q.queued() && quiet();
     for i in 0..args.len() {
         let a = args[i];
         let t = a.ty;
@@ -532,7 +534,8 @@ const BEGIN_FAST_BITS: u64 =
     MapType::TO | MapType::FROM | MapType::DELETE | MapType::TARGET_PARAM | MapType::IMPLICIT | MapType::CLOSE | MapType::OMPX_HOLD;
 
 /// [`data_begin`] for one plain list item of positive size (top level, not
-/// followed by its members, no mapper, nothing to print): takes a reference
+/// followed by its members, no mapper, nothing to print, a context without
+/// queues, so no copy of another context can be in flight): takes a reference
 /// to the existing mapping under the lookup's lock, or creates the mapping.
 /// Returns the device address of the begin, or `None` when the general path
 /// must decide (partial overlaps, unified shared memory), which then looks
@@ -542,12 +545,9 @@ fn begin_fast(rt: &Runtime, dev: &Device, a: &MapArg, st: &mut BeginState, q: &m
     let size = a.size as u64;
     let hold = a.ty.any(MapType::OMPX_HOLD);
     let implicit = a.ty.any(MapType::IMPLICIT);
-    let queued = q.queued();
     let reuse = |e: &MapEntry| {
         e.inc(hold);
-        // A copy into the entry another context may still have in flight.
-        let event = if queued { e.event.load(std::sync::atomic::Ordering::Acquire) } else { 0 };
-        Ok((e.tgt_of(a.begin), event))
+        Ok(e.tgt_of(a.begin))
     };
     let (hit, seen) = dev.table.lookup_with(a.begin, size, |l| match l {
         Found::Contained(e) => reuse(e),
@@ -556,13 +556,7 @@ fn begin_fast(rt: &Runtime, dev: &Device, a: &MapArg, st: &mut BeginState, q: &m
         Found::NotFound => Err(true),
     });
     match hit {
-        Ok((tgt, event)) => {
-            // As in get_target_pointer: this construct's work waits for it.
-            if event != 0 {
-                q.wait_event(event)?;
-            }
-            Ok(Some(tgt))
-        }
+        Ok(tgt) => Ok(Some(tgt)),
         Err(true) if !rt.unified_shared_memory() => {
             let g = GetTarget {
                 begin: a.begin,
@@ -601,7 +595,8 @@ const END_FAST_BITS: u64 = MapType::TO
     | MapType::OMPX_HOLD;
 
 /// [`data_end`] for one plain list item of positive size (top level, no
-/// mapper, nothing to print): releases the reference under the lookup's
+/// mapper, nothing to print, a context without queues: no event to record
+/// for the copy back): releases the reference under the lookup's
 /// lock, copies back when this was the last one (or `always`), and queues
 /// the entry for [`finish_end`]. Returns false when the item is not mapped
 /// and the general path must decide.
@@ -761,7 +756,8 @@ pub struct EndItem {
 /// `targetDataEnd`: copies back and releases; deletions are queued in `post`
 /// and done by [`finish_end`] once all copies completed.
 pub fn data_end(dev: &Device, args: &[MapArg], from_mapper: bool, post: &mut EndQueue, q: &mut AsyncInfo) -> Result<()> {
-    let fast = !from_mapper && quiet();
+    // Queued contexts order their copies with events: the general path.
+    let fast = !from_mapper && !q.queued() && quiet();
     for i in (0..args.len()).rev() {
         let a = args[i];
         let t = a.ty;
@@ -794,6 +790,11 @@ pub fn data_end(dev: &Device, args: &[MapArg], from_mapper: bool, post: &mut End
         };
         if t.any(MapType::FROM) && (t.any(MapType::ALWAYS) || r.is_last) && size != 0 {
             retrieve(q, a.begin, r.tgt, size, a.name)?;
+            // A construct that maps the range again meanwhile must not
+            // overwrite the device copy before this copy back has read it.
+            if q.queued() {
+                set_event(&entry, q)?;
+            }
         }
         post.push(EndItem { entry, from: t.any(MapType::FROM), may_delete: !member || ptr_and_obj });
     }
@@ -828,7 +829,7 @@ pub fn finish_end_items(dev: &Device, post: &[EndItem]) -> Result<()> {
                 )
             });
             crate::debug!("device {}: removed mapping of host [{:#x}, {:#x})", dev.id, e.host_begin, e.host_end);
-            let ev = e.event.swap(0, std::sync::atomic::Ordering::AcqRel);
+            let ev = std::mem::take(&mut *e.event.lock());
             if ev != 0 {
                 dev.plugin.event_release(dev.plugin_device, ev);
             }
@@ -883,6 +884,9 @@ fn update_contiguous(dev: &Device, begin: usize, size: u64, t: MapType, name: us
     }
     if t.any(MapType::FROM) {
         retrieve(q, begin, r.tgt, size, name)?;
+        if q.queued() {
+            set_event(&entry, q)?;
+        }
         let restores: smallvec::SmallVec<[(usize, u64); 4]> = entry
             .shadows
             .lock()

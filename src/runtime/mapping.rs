@@ -38,7 +38,9 @@ pub struct MapEntry {
     pub shadows: Mutex<Vec<Shadow>>,
     /// Plugin event that completes when the last queued copy into this
     /// entry has landed (0 = none in flight or a plugin without queues).
-    pub event: std::sync::atomic::AtomicU64,
+    /// A mutex, not an atomic: a waiter holds it until its wait is queued,
+    /// so a replaced event is never released under it.
+    pub event: Mutex<u64>,
 }
 
 impl MapEntry {
@@ -54,12 +56,12 @@ impl MapEntry {
             dyn_ref: AtomicU64::new(if hold { 0 } else { 1 }),
             hold_ref: AtomicU64::new(if hold { 1 } else { 0 }),
             shadows: Mutex::new(Vec::new()),
-            event: std::sync::atomic::AtomicU64::new(0),
+            event: Mutex::new(0),
         }
     }
     /// The same entry with an in-flight copy event.
-    pub fn with_event(self, event: u64) -> Self {
-        self.event.store(event, std::sync::atomic::Ordering::Relaxed);
+    pub fn with_event(mut self, event: u64) -> Self {
+        *self.event.get_mut() = event;
         self
     }
     /// An entry whose dynamic count is INF (globals, associated pointers).
