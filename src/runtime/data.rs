@@ -605,18 +605,27 @@ fn end_fast(dev: &Device, a: &MapArg, post: &mut EndQueue, q: &mut AsyncInfo) ->
     let size = a.size as u64;
     let t = a.ty;
     let (hold, force_delete) = (t.any(MapType::OMPX_HOLD), t.any(MapType::DELETE));
-    let release = |e: &Arc<MapEntry>| Some((e.clone(), e.release(hold, force_delete), e.tgt_of(a.begin)));
+    let from = t.any(MapType::FROM);
+    let release = |e: &Arc<MapEntry>| {
+        let is_last = e.release(hold, force_delete);
+        // finish_end has work only for an entry whose count is now zero, or
+        // one with attached pointers to restore: only those are queued (an
+        // exit from still-referenced data then takes no reference at all).
+        let queue = is_last || e.total() == 0 || (from && e.has_shadows());
+        Some((queue.then(|| e.clone()), is_last, e.tgt_of(a.begin)))
+    };
     let (hit, _) = dev.table.lookup_with(a.begin, size, |l| match l {
         Found::Contained(e) => release(e),
         Found::Extends(e) if t.any(MapType::IMPLICIT) => release(e),
         _ => None,
     });
     let Some((entry, is_last, tgt)) = hit else { return Ok(false) };
-    let from = t.any(MapType::FROM);
     if from && (is_last || t.any(MapType::ALWAYS)) {
         retrieve(q, a.begin, tgt, size, a.name)?;
     }
-    post.push(EndItem { entry, from, may_delete: true });
+    if let Some(entry) = entry {
+        post.push(EndItem { entry, from, may_delete: true });
+    }
     Ok(true)
 }
 
@@ -679,6 +688,7 @@ fn attach(
         }
         shadows.retain(|s| s.host_ptr_addr != host_ptr_addr);
         shadows.push(shadow);
+        pointer_entry.mark_shadows();
     }
     crate::debug!("attach: device pointer at {tgt_ptr_addr:#x} := {tgt_pointee_base:#x} (host {host_ptr_addr:#x})");
     let value = tgt_pointee_base;
@@ -811,7 +821,8 @@ pub fn finish_end(dev: &Device, post: EndQueue) -> Result<()> {
 /// queue (~140 bytes inline) is not copied into the call.
 pub fn finish_end_items(dev: &Device, post: &[EndItem]) -> Result<()> {
     for item in post {
-        if item.from {
+        // Entries without attached pointers have nothing to restore (no lock).
+        if item.from && item.entry.has_shadows() {
             for s in item.entry.shadows.lock().iter() {
                 write_host_ptr(s.host_ptr_addr, s.host_ptr_value);
             }

@@ -36,6 +36,10 @@ pub struct MapEntry {
     dyn_ref: AtomicU64,
     hold_ref: AtomicU64,
     pub shadows: Mutex<Vec<Shadow>>,
+    /// Set (after the push, under the lock) once `shadows` holds a pointer,
+    /// so that exits of entries without attached pointers (nearly all) skip
+    /// the lock. Never cleared: attached pointers are replaced, not removed.
+    has_shadows: std::sync::atomic::AtomicBool,
     /// Plugin event that completes when the last queued copy into this
     /// entry has landed (0 = none in flight or a plugin without queues).
     /// A mutex, not an atomic: a waiter holds it until its wait is queued,
@@ -56,6 +60,7 @@ impl MapEntry {
             dyn_ref: AtomicU64::new(if hold { 0 } else { 1 }),
             hold_ref: AtomicU64::new(if hold { 1 } else { 0 }),
             shadows: Mutex::new(Vec::new()),
+            has_shadows: std::sync::atomic::AtomicBool::new(false),
             event: Mutex::new(0),
         }
     }
@@ -69,6 +74,15 @@ impl MapEntry {
         let e = Self::new(host_begin, host_begin, size, tgt_begin, tgt_begin, name, false);
         e.dyn_ref.store(INF, Ordering::Relaxed);
         e
+    }
+    /// Whether a pointer inside this entry was ever attached (see `shadows`).
+    #[inline]
+    pub fn has_shadows(&self) -> bool {
+        self.has_shadows.load(Ordering::Acquire)
+    }
+    /// Records that `shadows` now holds a pointer (call after pushing it).
+    pub fn mark_shadows(&self) {
+        self.has_shadows.store(true, Ordering::Release);
     }
     pub fn size(&self) -> u64 {
         (self.host_end - self.host_begin) as u64
