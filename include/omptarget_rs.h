@@ -403,19 +403,22 @@ int omp_target_memcpy(void *dst, const void *src, size_t length, size_t dst_offs
 int omp_target_memcpy_rect(void *dst, const void *src, size_t element_size, int num_dims, const size_t *volume, const size_t *dst_offsets, const size_t *src_offsets, const size_t *dst_dimensions, const size_t *src_dimensions, int dst_device, int src_device);
 
 /*
- Asynchronous copy. Without depend objects it completes before returning
- (a valid schedule of the task it describes).
+ Asynchronous copy: a task after the depend objects' tasks (see
+ [`run_async`]). Returns -1 for a NULL pointer, else the task creation's
+ result; copy errors are reported by the task.
 
  # Safety
- As `omp_target_memcpy`.
+ As `omp_target_memcpy`; the memory stays valid until the task completes.
  */
 int omp_target_memcpy_async(void *dst, const void *src, size_t length, size_t dst_offset, size_t src_offset, int dst_device, int src_device, int depobj_count, omp_depend_t *depobj_list);
 
 /*
- Asynchronous rectangular copy (completes before returning without depend objects).
+ Asynchronous rectangular copy: a task (see [`run_async`]) with its own
+ copies of the shape arrays. `INT_MAX` for two NULL pointers (the query
+ form), -1 for invalid arguments.
 
  # Safety
- As `omp_target_memcpy_rect`.
+ As `omp_target_memcpy_rect`; the memory stays valid until the task completes.
  */
 int omp_target_memcpy_rect_async(void *dst, const void *src, size_t element_size, int num_dims, const size_t *volume, const size_t *dst_offsets, const size_t *src_offsets, const size_t *dst_dimensions, const size_t *src_dimensions, int dst_device, int src_device, int depobj_count, omp_depend_t *depobj_list);
 
@@ -428,10 +431,11 @@ int omp_target_memcpy_rect_async(void *dst, const void *src, size_t element_size
 void *omp_target_memset(void *ptr, int byte_val, size_t num_bytes, int device_num);
 
 /*
- Asynchronous fill (completes before returning without depend objects).
+ Asynchronous fill: a task (see [`run_async`]); returns `ptr`. A NULL
+ pointer or zero bytes is a no-op, as in 22.1.
 
  # Safety
- As `omp_target_memset`.
+ As `omp_target_memset`; the memory stays valid until the task completes.
  */
 void *omp_target_memset_async(void *ptr, int byte_val, size_t num_bytes, int device_num, int depobj_count, omp_depend_t *depobj_list);
 

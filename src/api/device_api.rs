@@ -2,7 +2,7 @@
 //! §1.3.7, §9). Shims over `runtime::device_api`.
 
 use super::boundary::{int_entry, ptr_entry, value_entry, void_entry};
-use crate::abi::{omp_depend_t, ptr};
+use crate::abi::{self, omp_depend_t, ptr};
 use crate::env::diag;
 use crate::error::{OffloadError, Result};
 use crate::plugins::AllocKind;
@@ -214,11 +214,50 @@ unsafe fn wait_for_depobjs(name: &'static str, count: c_int, list: *mut omp_depe
     }
 }
 
-/// Asynchronous copy. Without depend objects it completes before returning
-/// (a valid schedule of the task it describes).
+/// The depend objects of an `_async` call.
 ///
 /// # Safety
-/// As `omp_target_memcpy`.
+/// `list` is NULL or holds `count` depend objects.
+unsafe fn depobjs<'a>(count: c_int, list: *mut omp_depend_t) -> Result<&'a [omp_depend_t]> {
+    if count <= 0 {
+        return Ok(&[]);
+    }
+    // SAFETY: forwarded contract.
+    unsafe { ptr::slice(list as *const omp_depend_t, count as usize, "depend object list") }
+}
+
+/// Runs an `_async` operation as libomp does for LLVM 22.1: in a hidden-helper
+/// task after the depend objects' tasks (`taskwait` waits for it); without
+/// libomp, here after waiting for them. `now` is the synchronous form.
+///
+/// # Safety
+/// As [`wait_for_depobjs`]; the operation's memory stays valid until the task ran.
+unsafe fn run_async(
+    name: &'static str,
+    count: c_int,
+    list: *mut omp_depend_t,
+    task: Box<dyn FnOnce() + Send>,
+    now: impl FnOnce() -> c_int,
+) -> Result<c_int> {
+    // SAFETY: forwarded contract.
+    let objs = unsafe { depobjs(count, list)? };
+    // SAFETY: forwarded contract.
+    match unsafe { crate::abi::omp_task::spawn(task, objs) } {
+        Ok(rc) => Ok(rc),
+        Err(_not_run) => {
+            // SAFETY: forwarded contract.
+            unsafe { wait_for_depobjs(name, count, list)? };
+            Ok(now())
+        }
+    }
+}
+
+/// Asynchronous copy: a task after the depend objects' tasks (see
+/// [`run_async`]). Returns -1 for a NULL pointer, else the task creation's
+/// result; copy errors are reported by the task.
+///
+/// # Safety
+/// As `omp_target_memcpy`; the memory stays valid until the task completes.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn omp_target_memcpy_async(
     dst: *mut c_void,
@@ -232,17 +271,28 @@ pub unsafe extern "C" fn omp_target_memcpy_async(
     depobj_list: *mut omp_depend_t,
 ) -> c_int {
     int_entry("omp_target_memcpy_async", || {
+        if dst.is_null() || src.is_null() {
+            return Ok(abi::OFFLOAD_FAIL);
+        }
+        let (d, s) = (dst as usize, src as usize);
+        let copy = move || {
+            // SAFETY: forwarded contract.
+            unsafe { omp_target_memcpy(d as *mut c_void, s as *const c_void, length, dst_offset, src_offset, dst_device, src_device) }
+        };
+        let task = Box::new(move || {
+            copy();
+        });
         // SAFETY: forwarded contract.
-        unsafe { wait_for_depobjs("omp_target_memcpy_async", depobj_count, depobj_list)? };
-        // SAFETY: forwarded contract.
-        Ok(unsafe { omp_target_memcpy(dst, src, length, dst_offset, src_offset, dst_device, src_device) })
+        unsafe { run_async("omp_target_memcpy_async", depobj_count, depobj_list, task, copy) }
     })
 }
 
-/// Asynchronous rectangular copy (completes before returning without depend objects).
+/// Asynchronous rectangular copy: a task (see [`run_async`]) with its own
+/// copies of the shape arrays. `INT_MAX` for two NULL pointers (the query
+/// form), -1 for invalid arguments.
 ///
 /// # Safety
-/// As `omp_target_memcpy_rect`.
+/// As `omp_target_memcpy_rect`; the memory stays valid until the task completes.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn omp_target_memcpy_rect_async(
     dst: *mut c_void,
@@ -260,24 +310,47 @@ pub unsafe extern "C" fn omp_target_memcpy_rect_async(
     depobj_list: *mut omp_depend_t,
 ) -> c_int {
     int_entry("omp_target_memcpy_rect_async", || {
+        if dst.is_null() && src.is_null() {
+            return Ok(c_int::MAX);
+        }
+        let arrays = [volume, dst_offsets, src_offsets, dst_dimensions, src_dimensions];
+        if dst.is_null() || src.is_null() || element_size == 0 || num_dims <= 0 || arrays.iter().any(|a| a.is_null()) {
+            return Ok(abi::OFFLOAD_FAIL);
+        }
+        let n = num_dims as usize;
+        // SAFETY: each array holds `num_dims` elements (caller's contract); copied
+        // because the caller may reuse them before the task runs.
+        let shape: Vec<Vec<usize>> =
+            arrays.iter().map(|&a| unsafe { ptr::slice(a, n, "memcpy_rect array") }.map(<[usize]>::to_vec)).collect::<Result<_>>()?;
+        let (d, s) = (dst as usize, src as usize);
+        let copy = move || {
+            // SAFETY: forwarded contract; `shape` holds `num_dims` elements per array.
+            unsafe {
+                omp_target_memcpy_rect(
+                    d as *mut c_void,
+                    s as *const c_void,
+                    element_size,
+                    num_dims,
+                    shape[0].as_ptr(),
+                    shape[1].as_ptr(),
+                    shape[2].as_ptr(),
+                    shape[3].as_ptr(),
+                    shape[4].as_ptr(),
+                    dst_device,
+                    src_device,
+                )
+            }
+        };
+        let shared = std::sync::Arc::new(parking_lot::Mutex::new(Some(copy)));
+        let in_task = shared.clone();
+        let task = Box::new(move || {
+            if let Some(copy) = in_task.lock().take() {
+                copy();
+            }
+        });
+        let now = move || shared.lock().take().map_or(abi::OFFLOAD_FAIL, |copy| copy());
         // SAFETY: forwarded contract.
-        unsafe { wait_for_depobjs("omp_target_memcpy_rect_async", depobj_count, depobj_list)? };
-        // SAFETY: forwarded contract.
-        Ok(unsafe {
-            omp_target_memcpy_rect(
-                dst,
-                src,
-                element_size,
-                num_dims,
-                volume,
-                dst_offsets,
-                src_offsets,
-                dst_dimensions,
-                src_dimensions,
-                dst_device,
-                src_device,
-            )
-        })
+        unsafe { run_async("omp_target_memcpy_rect_async", depobj_count, depobj_list, task, now) }
     })
 }
 
@@ -294,10 +367,11 @@ pub unsafe extern "C" fn omp_target_memset(ptr: *mut c_void, byte_val: c_int, nu
     ptr
 }
 
-/// Asynchronous fill (completes before returning without depend objects).
+/// Asynchronous fill: a task (see [`run_async`]); returns `ptr`. A NULL
+/// pointer or zero bytes is a no-op, as in 22.1.
 ///
 /// # Safety
-/// As `omp_target_memset`.
+/// As `omp_target_memset`; the memory stays valid until the task completes.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn omp_target_memset_async(
     ptr: *mut c_void,
@@ -308,10 +382,21 @@ pub unsafe extern "C" fn omp_target_memset_async(
     depobj_list: *mut omp_depend_t,
 ) -> *mut c_void {
     ptr_entry("omp_target_memset_async", || {
+        if ptr.is_null() || num_bytes == 0 {
+            return Ok(ptr);
+        }
+        let p = ptr as usize;
+        let fill = move || {
+            // SAFETY: forwarded contract.
+            unsafe { omp_target_memset(p as *mut c_void, byte_val, num_bytes, device_num) };
+            0
+        };
+        let task = Box::new(move || {
+            fill();
+        });
         // SAFETY: forwarded contract.
-        unsafe { wait_for_depobjs("omp_target_memset_async", depobj_count, depobj_list)? };
-        // SAFETY: forwarded contract.
-        Ok(unsafe { omp_target_memset(ptr, byte_val, num_bytes, device_num) })
+        unsafe { run_async("omp_target_memset_async", depobj_count, depobj_list, task, fill)? };
+        Ok(ptr)
     })
 }
 
