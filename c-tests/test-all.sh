@@ -18,6 +18,8 @@ bash c-tests/host-harness.sh
 bash c-tests/cuda-mock.sh
 # The asynchronous launch path end to end on the deferring CUDA stand-in.
 bash c-tests/gpu-async/run.sh
+# The indirect-call table in the device environment, against LLVM 22.1's on the stand-in.
+bash c-tests/cuda-indirect/run.sh
 # The AMDGPU plugin end to end against the CPU stand-in for the HSA runtime.
 bash c-tests/amdgpu-mock.sh
 bash bench/run.sh --smoke

@@ -34,6 +34,55 @@ use registry::{DeviceImage, RegisteredLib, Registry};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, LazyLock};
 
+/// Builds the indirect-call table of a freshly loaded image (abi-reference
+/// §7.9) and publishes it in the image's `__omp_rtl_device_environment`
+/// (offsets 24 and 32), as 22.1's libomptarget does after the plugin loaded
+/// the image; images without that global (the host plugin's) are skipped.
+/// Pairs `{host function address, device function address}` sorted by host
+/// address: one per `declare target indirect` function (the device global
+/// holds the device address), one per slot of an indirect vtable.
+fn setup_indirect_call_table(dev: &Device, image: crate::plugins::ImageHandle, entries: &[Entry]) -> Result<()> {
+    use crate::abi::{OMP_DECLARE_TARGET_INDIRECT, OMP_DECLARE_TARGET_INDIRECT_VTABLE};
+    let indirect: Vec<&Entry> = entries
+        .iter()
+        .filter(|e| e.is_openmp() && e.size != 0 && e.flags & (OMP_DECLARE_TARGET_INDIRECT | OMP_DECLARE_TARGET_INDIRECT_VTABLE) != 0)
+        .collect();
+    if indirect.is_empty() {
+        return Ok(());
+    }
+    let Ok(env) = dev.plugin.get_global(dev.plugin_device, image, "__omp_rtl_device_environment", 48) else {
+        return Ok(());
+    };
+    let mut pairs: Vec<[u64; 2]> = Vec::new();
+    for e in indirect {
+        // A vtable entry's size is the vtable's; its device global is one pointer.
+        let size = if e.flags & OMP_DECLARE_TARGET_INDIRECT_VTABLE != 0 { 8 } else { e.size };
+        let global = dev
+            .plugin
+            .get_global(dev.plugin_device, image, &e.name, size)
+            .inspect_err(|_| diag::report(&format!("Failed to load symbol {}", e.name)))?;
+        let mut value = 0u64;
+        // SAFETY: `value` is a live local of 8 bytes.
+        unsafe { dev.retrieve(&mut value as *mut u64 as usize, global, 8)? };
+        if e.flags & OMP_DECLARE_TARGET_INDIRECT_VTABLE != 0 {
+            for k in 0..e.size / 8 {
+                pairs.push([e.addr as u64 + 8 * k, value + 8 * k]);
+            }
+        } else {
+            pairs.push([e.addr as u64, value]);
+        }
+    }
+    pairs.sort_unstable();
+    let bytes = (pairs.len() * 16) as u64;
+    let table = dev.alloc(bytes, crate::plugins::AllocKind::Device)?;
+    // SAFETY: `pairs` is a live buffer of `bytes` bytes.
+    unsafe { dev.submit(table, pairs.as_ptr() as usize, bytes)? };
+    dev.write_u64(env + 24, table)?;
+    dev.write_u64(env + 32, pairs.len() as u64)?;
+    crate::debug!("device {}: indirect-call table of {} entries at {table:#x}", dev.id, pairs.len());
+    Ok(())
+}
+
 /// Process-wide runtime state.
 pub struct Runtime {
     refcount: AtomicUsize,
@@ -319,9 +368,13 @@ impl Runtime {
             }
             let image = &lib.images[index];
             let handle = dev.plugin.load_binary(dev.plugin_device, image.bytes())?;
+            setup_indirect_call_table(dev, handle, &lib.entries)?;
             let mut kernels = Vec::new();
             for e in lib.entries.iter().filter(|e| e.is_openmp() && !e.is_requires()) {
-                if e.is_global() {
+                if e.is_global() && e.flags & crate::abi::OMP_DECLARE_TARGET_INDIRECT_VTABLE != 0 {
+                    // Only the indirect-call table uses vtable entries (as in 22.1).
+                    continue;
+                } else if e.is_global() {
                     let tgt = dev
                         .plugin
                         .get_global(dev.plugin_device, handle, &e.name, e.size)
