@@ -119,8 +119,7 @@ pub unsafe fn wait_depobjs(depobjs: &[*mut c_void]) -> bool {
         return true;
     }
     type WaitDeps = extern "C" fn(*const c_void, i32, i32, *const KmpDependInfo, i32, *const KmpDependInfo);
-    // SAFETY: libomp exports `void __kmpc_omp_wait_deps(ident_t *, kmp_int32, kmp_int32,
-    // kmp_depend_info_t *, kmp_int32, kmp_depend_info_t *)`.
+    // SAFETY: libomp exports `void __kmpc_omp_wait_deps(ident_t *, kmp_int32, kmp_int32, kmp_depend_info_t *, kmp_int32, kmp_depend_info_t *)`.
     let f: WaitDeps = unsafe { core::mem::transmute(wait) };
     f(core::ptr::null(), gtid, deps.len() as i32, deps.as_ptr(), 0, core::ptr::null());
     true

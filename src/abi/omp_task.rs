@@ -43,11 +43,9 @@ fn entry_points() -> Option<(TaskAlloc, TaskWithDeps)> {
     if alloc == 0 || with_deps == 0 {
         return None;
     }
-    // SAFETY: libomp exports `kmp_task_t *__kmpc_omp_target_task_alloc(ident_t *, kmp_int32,
-    // kmp_int32, size_t, size_t, kmp_routine_entry_t, kmp_int64)`.
+    // SAFETY: libomp exports `kmp_task_t *__kmpc_omp_target_task_alloc(ident_t *, kmp_int32, kmp_int32, size_t, size_t, kmp_routine_entry_t, kmp_int64)`.
     let alloc: TaskAlloc = unsafe { core::mem::transmute(alloc) };
-    // SAFETY: libomp exports `kmp_int32 __kmpc_omp_task_with_deps(ident_t *, kmp_int32,
-    // kmp_task_t *, kmp_int32, kmp_depend_info_t *, kmp_int32, kmp_depend_info_t *)`.
+    // SAFETY: libomp exports `kmp_int32 __kmpc_omp_task_with_deps(ident_t *, kmp_int32, kmp_task_t *, kmp_int32, kmp_depend_info_t *, kmp_int32, kmp_depend_info_t *)`.
     let with_deps: TaskWithDeps = unsafe { core::mem::transmute(with_deps) };
     Some((alloc, with_deps))
 }
@@ -56,8 +54,7 @@ extern "C" fn run_work(_gtid: i32, task: *mut KmpTask) -> i32 {
     if task.is_null() {
         return 0;
     }
-    // SAFETY: libomp passes the task `spawn` allocated; its `shareds` holds the
-    // pointer from Box::into_raw below, taken exactly once (a task runs once).
+    // SAFETY: libomp passes the task `spawn` allocated; its `shareds` holds the pointer from Box::into_raw below, taken exactly once (a task runs once).
     let work = unsafe { Box::from_raw((*task).shareds as *mut Work) };
     // No panic may unwind into libomp.
     if std::panic::catch_unwind(std::panic::AssertUnwindSafe(work)).is_err() {

@@ -213,8 +213,7 @@ impl ProgramBytes {
         if self.len == 0 {
             return &[];
         }
-        // SAFETY: constructed from a checked, readable range whose validity the
-        // constructor's caller guaranteed for the value's lifetime.
+        // SAFETY: constructed from a checked, readable range whose validity the constructor's caller guaranteed for the value's lifetime.
         unsafe { core::slice::from_raw_parts(self.ptr as *const u8, self.len) }
     }
 }

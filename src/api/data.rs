@@ -514,8 +514,7 @@ unsafe fn components<'a>(handle: *mut c_void) -> Result<&'a mut MapperComponents
     if handle.is_null() || !(handle as usize).is_multiple_of(align_of::<MapperComponents>()) {
         return Err(OffloadError::InvalidArgument("mapper handle is NULL or misaligned".into()));
     }
-    // SAFETY: non-NULL and aligned; the runtime passed this pointer to the
-    // mapper, which is running now (it is the only user).
+    // SAFETY: non-NULL and aligned; the runtime passed this pointer to the mapper, which is running now (it is the only user).
     let c = unsafe { &mut *(handle as *mut MapperComponents) };
     if !c.is_valid() {
         return Err(OffloadError::InvalidArgument("not a mapper handle of this runtime".into()));

@@ -318,9 +318,8 @@ pub unsafe extern "C" fn omp_target_memcpy_rect_async(
             return Ok(abi::OFFLOAD_FAIL);
         }
         let n = num_dims as usize;
-        // SAFETY: each array holds `num_dims` elements (caller's contract); copied
-        // because the caller may reuse them before the task runs.
         let shape: Vec<Vec<usize>> =
+            // SAFETY: each array holds `num_dims` elements (caller's contract); copied because the caller may reuse them before the task runs.
             arrays.iter().map(|&a| unsafe { ptr::slice(a, n, "memcpy_rect array") }.map(<[usize]>::to_vec)).collect::<Result<_>>()?;
         let (d, s) = (dst as usize, src as usize);
         let copy = move || {

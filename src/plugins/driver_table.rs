@@ -34,9 +34,7 @@ macro_rules! driver_table {
 
             /// Opens `path` and resolves every listed symbol.
             fn open(path: &str) -> $crate::error::Result<Self> {
-                // SAFETY: opening a GPU driver library runs its initialisers,
-                // which are designed to run in any process that links or
-                // dlopens it (they register no device state before init).
+                // SAFETY: opening a GPU driver library runs its initialisers, which are designed to run in any process that links or dlopens it (they register no device state before init).
                 let lib = unsafe { libloading::Library::new(path) }.map_err(|e| $crate::error::OffloadError::PluginUnavailable {
                     plugin: $plugin,
                     reason: format!("cannot open {path}: {e}"),
@@ -55,9 +53,7 @@ macro_rules! driver_table {
     (@required required) => { true };
     (@required optional) => { false };
     (@resolve $plugin:literal, required, $lib:ident, $path:ident, $fname:ident, $fty:ty) => {{
-        // SAFETY: the symbol has this C signature in every driver that
-        // exports it (cuda.h; hsa.h, hsa_ext_amd.h); the pointer is only used
-        // while `$lib` is open, which is for the rest of the process.
+        // SAFETY: the symbol has this C signature in every driver that exports it (cuda.h; hsa.h, hsa_ext_amd.h); the pointer is only used while `$lib` is open, which is for the rest of the process.
         match unsafe { $lib.get::<$fty>(concat!(stringify!($fname), "\0").as_bytes()) } {
             Ok(sym) => *sym,
             Err(_) => {

@@ -228,8 +228,7 @@ impl AsyncInfo {
             && let Some(slot) = libomp::target_async_handle_slot()
         {
             let pending = Box::into_raw(Box::new(Pending { tag: PENDING_TAG, info: self }));
-            // SAFETY: libomp's slot of the running task; it is NULL (checked by
-            // `target_async_handle_slot`) and the task keeps it until it completes.
+            // SAFETY: libomp's slot of the running task; it is NULL (checked by `target_async_handle_slot`) and the task keeps it until it completes.
             unsafe { *slot = pending.cast() };
             crate::debug!("device {}: nowait work parked in the target task ({:p})", self_dev_id(pending), pending);
             return Ok(());
@@ -312,8 +311,7 @@ pub fn query_task_handle(slot: &mut *mut core::ffi::c_void) -> Result<TaskQuery>
     if !(p as usize).is_multiple_of(align_of::<Pending>()) {
         return Ok(TaskQuery::Invalid);
     }
-    // SAFETY: a non-NULL, aligned handle stored by `AsyncInfo::finish`; the
-    // tag is checked before anything else is read.
+    // SAFETY: a non-NULL, aligned handle stored by `AsyncInfo::finish`; the tag is checked before anything else is read.
     if unsafe { (*p).tag } != PENDING_TAG {
         return Ok(TaskQuery::Invalid);
     }

@@ -84,9 +84,7 @@ type MapperFn = unsafe extern "C" fn(*mut core::ffi::c_void, usize, usize, i64, 
 /// Runs a user-defined mapper on one argument and returns its components.
 fn run_mapper(arg: &MapArg) -> Vec<MapArg> {
     let mut comps = MapperComponents::new();
-    // SAFETY: `arg.mapper` is a mapper function clang generated for this
-    // argument (ArgMappers[i]); it only calls back into
-    // `__tgt_push_mapper_component` with the handle we pass.
+    // SAFETY: `arg.mapper` is a mapper function clang generated for this argument (ArgMappers[i]); it only calls back into `__tgt_push_mapper_component` with the handle we pass.
     let f: MapperFn = unsafe { core::mem::transmute::<usize, MapperFn>(arg.mapper) };
     // SAFETY: see above; `comps` outlives the call.
     unsafe { f((&mut comps as *mut MapperComponents).cast(), arg.base, arg.begin, arg.size, arg.ty.0 as i64, arg.name) };
@@ -365,8 +363,7 @@ fn submit(q: &mut AsyncInfo, tgt: u64, host: usize, size: u64, name: usize) -> R
     diag::info(info::DATA_TRANSFER, q.dev.id, || {
         format!("Copying data from host to device, HstPtr={}, TgtPtr={}, Size={size}, Name={}", ptr(host as u64), ptr(tgt), name_of(name))
     });
-    // SAFETY: `host` is the begin of a map list item of `size` bytes, which the
-    // program guarantees to be valid host memory during the construct.
+    // SAFETY: `host` is the begin of a map list item of `size` bytes, which the program guarantees to be valid host memory during the construct.
     unsafe { q.submit(tgt, host, size) }.inspect_err(|_| diag::report("Copying data to device failed."))
 }
 
@@ -384,8 +381,7 @@ fn read_host_ptr(addr: usize) -> usize {
     if addr == 0 || !addr.is_multiple_of(align_of::<usize>()) {
         return 0;
     }
-    // SAFETY: `addr` is the address of a pointer variable named in a map
-    // clause (PTR_AND_OBJ base / ATTACH pointer); the program keeps it valid.
+    // SAFETY: `addr` is the address of a pointer variable named in a map clause (PTR_AND_OBJ base / ATTACH pointer); the program keeps it valid.
     unsafe { (addr as *const usize).read() }
 }
 
@@ -394,8 +390,7 @@ pub(super) fn write_host_ptr(addr: usize, value: u64) {
     if addr == 0 || !addr.is_multiple_of(align_of::<usize>()) {
         return;
     }
-    // SAFETY: `addr` lies inside a mapped host range that was just copied back
-    // from the device; it held a pointer we recorded when attaching.
+    // SAFETY: `addr` lies inside a mapped host range that was just copied back from the device; it held a pointer we recorded when attaching.
     unsafe { (addr as *mut u64).write(value) }
 }
 
@@ -915,9 +910,8 @@ fn update_contiguous(dev: &Device, begin: usize, size: u64, t: MapType, name: us
 /// Non-contiguous `target update`: `begin` points to `size` descriptors.
 fn update_non_contiguous(dev: &Device, a: &MapArg, q: &mut AsyncInfo) -> Result<()> {
     let dims = usize::try_from(a.size).map_err(|_| OffloadError::InvalidArgument("negative dimension count".into()))?;
-    // SAFETY: for NON_CONTIG entries clang passes an array of `size`
-    // descriptors in ArgPtrs[i]; the slice helper checks NULL and alignment.
     let desc: Vec<crate::abi::__tgt_target_non_contig> =
+        // SAFETY: for NON_CONTIG entries clang passes an array of `size` descriptors in ArgPtrs[i]; the slice helper checks NULL and alignment.
         unsafe { crate::abi::ptr::slice(a.begin as *const crate::abi::__tgt_target_non_contig, dims, "non-contiguous descriptors")? }
             .to_vec();
     if desc.is_empty() {

@@ -194,7 +194,6 @@ fn read_ptr(addr: usize) -> usize {
     if addr == 0 || !addr.is_multiple_of(align_of::<usize>()) {
         return 0;
     }
-    // SAFETY: `addr` is the address of a pointer variable named by a
-    // PTR_AND_OBJ / ATTACH entry, valid for the construct.
+    // SAFETY: `addr` is the address of a pointer variable named by a PTR_AND_OBJ / ATTACH entry, valid for the construct.
     unsafe { (addr as *const usize).read() }
 }

@@ -350,8 +350,7 @@ impl HsaRuntime {
     /// The runtime's description of a status, or its number.
     pub fn describe(&self, rc: HsaStatus) -> String {
         let mut text: *const c_char = core::ptr::null();
-        // SAFETY: `text` is a valid out-pointer; the runtime stores a pointer
-        // to a static string or leaves it untouched on failure.
+        // SAFETY: `text` is a valid out-pointer; the runtime stores a pointer to a static string or leaves it untouched on failure.
         let r = unsafe { (self.hsa_status_string)(rc, &mut text) };
         if r == HsaStatus::SUCCESS && !text.is_null() {
             // SAFETY: non-NULL results of hsa_status_string are static C strings.

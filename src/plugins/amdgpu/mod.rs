@@ -309,8 +309,8 @@ impl RawAllocator for PoolAlloc<'_> {
         }
         self.hsa.check(rc, "hsa_amd_memory_pool_allocate")?;
         if !self.agents.is_empty() {
-            // SAFETY: `agents` is a live slice; `p` is the allocation just made.
             let rc =
+                // SAFETY: `agents` is a live slice; `p` is the allocation just made.
                 unsafe { (self.hsa.hsa_amd_agents_allow_access)(self.agents.len() as u32, self.agents.as_ptr(), core::ptr::null(), p) };
             if let Err(e) = self.hsa.check(rc, "hsa_amd_agents_allow_access") {
                 // SAFETY: `p` came from hsa_amd_memory_pool_allocate and is not used.
@@ -335,8 +335,7 @@ fn cstring(name: &str) -> Result<CString> {
 /// instead of unwinding into the HSA runtime.
 fn guarded<T>(data: *mut c_void, f: impl FnOnce(&mut T) -> HsaStatus) -> HsaStatus {
     std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        // SAFETY: every iteration call below passes a `&mut T` of the
-        // callback's own collector type as `data`, live for the call.
+        // SAFETY: every iteration call below passes a `&mut T` of the callback's own collector type as `data`, live for the call.
         let t = unsafe { &mut *(data as *mut T) };
         f(t)
     }))
@@ -402,8 +401,7 @@ unsafe extern "C" fn system_event(event: *const hsa::HsaAmdEvent, data: *mut c_v
     if event.is_null() || data.is_null() {
         return HsaStatus::SUCCESS;
     }
-    // SAFETY: the runtime passes a valid event for the call; `data` is the
-    // `&'static FaultRecord` registered with the handler.
+    // SAFETY: the runtime passes a valid event for the call; `data` is the `&'static FaultRecord` registered with the handler.
     let (e, rec) = unsafe { (&*event, &*(data as *const FaultRecord)) };
     if e.event_type == consts::EVENT_GPU_MEMORY_FAULT && config().abort_on_gpu_error {
         // The process aborts right after: nothing observes a half-done report.
@@ -506,8 +504,7 @@ fn fault_reasons(mask: u32) -> String {
 /// Typed `hsa_agent_get_info`.
 fn agent_info<T: Copy + Default>(hsa: &HsaRuntime, agent: HsaAgent, attr: i32, call: &'static str) -> Result<T> {
     let mut v = T::default();
-    // SAFETY: `v` is a live value of the type the attribute fills (the
-    // callers pair each attribute with its documented type).
+    // SAFETY: `v` is a live value of the type the attribute fills (the callers pair each attribute with its documented type).
     let rc = unsafe { (hsa.hsa_agent_get_info)(agent, attr, (&mut v as *mut T).cast()) };
     hsa.check(rc, call).map(|_| v)
 }
@@ -714,8 +711,7 @@ fn init_state() -> Result<State> {
     if let Some(register) = hsa.hsa_amd_register_system_event_handler
         && !devices.is_empty()
     {
-        // SAFETY: the handler only reads the event and writes atomics of the
-        // leaked (so 'static) record it is given.
+        // SAFETY: the handler only reads the event and writes atomics of the leaked (so 'static) record it is given.
         let rc = unsafe { register(system_event, (faults as *const FaultRecord).cast_mut().cast()) };
         if rc != HsaStatus::SUCCESS {
             crate::debug!("amdgpu: hsa_amd_register_system_event_handler: {}", hsa.describe(rc));
@@ -837,8 +833,7 @@ impl AmdgpuPlugin {
     /// One `hsa_amd_memory_async_copy` on `dev`'s signals, waited for.
     fn copy(st: &State, dev: &DeviceInfo, dst: u64, dst_agent: HsaAgent, src: u64, src_agent: HsaAgent, size: u64) -> Result<()> {
         let s = Self::take_signal(st, dev)?;
-        // SAFETY: the caller guarantees both ranges are valid for `size`
-        // bytes until the copy completes, which is waited for below.
+        // SAFETY: the caller guarantees both ranges are valid for `size` bytes until the copy completes, which is waited for below.
         let rc = unsafe {
             (st.hsa.hsa_amd_memory_async_copy)(
                 dst as usize as *mut c_void,
@@ -899,15 +894,13 @@ impl AmdgpuPlugin {
         let staging = st.staging_cache.alloc(size, &alloc)?;
         let r = (|| {
             if to_device {
-                // SAFETY: `host` is readable for `size` bytes; `staging` is a
-                // host-accessible allocation of at least `size` bytes.
+                // SAFETY: `host` is readable for `size` bytes; `staging` is a host-accessible allocation of at least `size` bytes.
                 unsafe { core::ptr::copy_nonoverlapping(host as *const u8, staging as usize as *mut u8, size as usize) };
             }
             let (d, s) = dst_src(staging);
             Self::copy(st, dev, d, agent, s, agent, size)?;
             if !to_device {
-                // SAFETY: `host` is writable for `size` bytes; the copy into
-                // `staging` has completed.
+                // SAFETY: `host` is writable for `size` bytes; the copy into `staging` has completed.
                 unsafe { core::ptr::copy_nonoverlapping(staging as usize as *const u8, host as *mut u8, size as usize) };
             }
             Ok(())
@@ -1049,8 +1042,7 @@ impl AmdgpuPlugin {
     fn find_symbol(st: &State, exec: HsaExecutable, agent: HsaAgent, name: &str) -> Result<Option<HsaExecutableSymbol>> {
         let c = cstring(name)?;
         let mut sym = HsaExecutableSymbol::default();
-        // SAFETY: a live executable, a NUL-terminated name, a valid agent
-        // pointer and out-pointer.
+        // SAFETY: a live executable, a NUL-terminated name, a valid agent pointer and out-pointer.
         let rc = unsafe { (st.hsa.hsa_executable_get_symbol_by_name)(exec, c.as_ptr(), &agent, &mut sym) };
         match rc {
             HsaStatus::SUCCESS => Ok(Some(sym)),
@@ -1175,15 +1167,14 @@ impl Plugin for AmdgpuPlugin {
         }
         let hsa = st.hsa;
         let mut reader = HsaCodeObjectReader::default();
-        // SAFETY: `bytes` is the whole code object and outlives the reader,
-        // which is destroyed below once the executable is frozen.
+        // SAFETY: `bytes` is the whole code object and outlives the reader, which is destroyed below once the executable is frozen.
         let rc = unsafe { (hsa.hsa_code_object_reader_create_from_memory)(bytes.as_ptr().cast(), bytes.len(), &mut reader) };
         hsa.check(rc, "hsa_code_object_reader_create_from_memory")?;
         let empty = c"".as_ptr();
         let load = || -> Result<HsaExecutable> {
             let mut exec = HsaExecutable::default();
-            // SAFETY: valid enum values, an empty options string and an out-pointer.
             let rc =
+                // SAFETY: valid enum values, an empty options string and an out-pointer.
                 unsafe { (hsa.hsa_executable_create_alt)(consts::PROFILE_FULL, consts::FLOAT_ROUNDING_MODE_DEFAULT, empty, &mut exec) };
             hsa.check(rc, "hsa_executable_create_alt")?;
             let mut loaded = HsaLoadedCodeObject::default();
@@ -1628,8 +1619,7 @@ impl AmdgpuPlugin {
         let hp = Self::host(st)?;
         let alloc = PoolAlloc { hsa: st.hsa, pool: hp.kernarg.0, agents: &hp.kernarg.1 };
         let kernarg = st.kernarg_cache.alloc((bytes.len() as u64).max(64), &alloc)?;
-        // SAFETY: `kernarg` is a host-accessible kernarg-pool buffer of at
-        // least `bytes.len()` bytes that no dispatch is using.
+        // SAFETY: `kernarg` is a host-accessible kernarg-pool buffer of at least `bytes.len()` bytes that no dispatch is using.
         unsafe { core::ptr::copy_nonoverlapping(bytes.as_ptr(), kernarg as usize as *mut u8, bytes.len()) };
         crate::debug!(
             "amdgpu: launching {name}: grid {:?} workgroup {:?} ({} work-items), {} kernarg bytes at {kernarg:#x}",

@@ -77,8 +77,7 @@ pub unsafe fn call_kernel(kernel: usize, args: &[u64]) {
         padded[..args.len()].copy_from_slice(args);
         &padded
     };
-    // SAFETY: `regs` holds at least 6 readable u64 and `args.len()` <= regs.len();
-    // the trampoline reads only those slots; the kernel contract is the caller's.
+    // SAFETY: `regs` holds at least 6 readable u64 and `args.len()` <= regs.len(); the trampoline reads only those slots; the kernel contract is the caller's.
     unsafe { omptarget_rs_call_kernel(kernel, regs.as_ptr(), args.len()) }
 }
 

@@ -112,8 +112,7 @@ impl Plugin for HostPlugin {
 
     fn load_binary(&self, device: usize, image: &[u8]) -> Result<ImageHandle> {
         let (path, fd) = Self::memfd_with(image, device)?;
-        // SAFETY: loading a shared object runs its constructors; the image was
-        // registered by the program as its own device code for this target.
+        // SAFETY: loading a shared object runs its constructors; the image was registered by the program as its own device code for this target.
         let lib = unsafe { libloading::os::unix::Library::open(Some(&path), libc::RTLD_NOW | libc::RTLD_LOCAL) };
         // The descriptor stays open while the image is loaded: ld.so
         // recognises already-loaded objects by path, and a reused
@@ -136,8 +135,7 @@ impl Plugin for HostPlugin {
 
     fn get_function(&self, _device: usize, image: ImageHandle, name: &str) -> Result<KernelHandle> {
         let img = self.image(image)?;
-        // SAFETY: the symbol is only used as an address; it is called through
-        // `call_kernel` whose contract the runtime upholds.
+        // SAFETY: the symbol is only used as an address; it is called through `call_kernel` whose contract the runtime upholds.
         let sym = unsafe { img.handle.get::<*const ()>(name.as_bytes()) };
         match sym {
             Ok(s) => Ok(s.as_raw_ptr() as u64),
@@ -183,8 +181,7 @@ impl Plugin for HostPlugin {
     }
 
     unsafe fn submit(&self, _device: usize, dst: u64, src: usize, size: u64) -> Result<()> {
-        // SAFETY: src is readable (caller's contract); dst is a device
-        // allocation of this plugin, i.e. host memory of at least `size` bytes.
+        // SAFETY: src is readable (caller's contract); dst is a device allocation of this plugin, i.e. host memory of at least `size` bytes.
         unsafe { std::ptr::copy(src as *const u8, dst as usize as *mut u8, size as usize) };
         Ok(())
     }
@@ -196,8 +193,7 @@ impl Plugin for HostPlugin {
     }
 
     fn exchange(&self, _src_device: usize, src: u64, _dst_device: usize, dst: u64, size: u64) -> Result<()> {
-        // SAFETY: both are device addresses of this plugin, i.e. host memory,
-        // with `size` bytes as the runtime checked.
+        // SAFETY: both are device addresses of this plugin, i.e. host memory, with `size` bytes as the runtime checked.
         unsafe { std::ptr::copy(src as usize as *const u8, dst as usize as *mut u8, size as usize) };
         Ok(())
     }
@@ -269,8 +265,7 @@ impl Plugin for HostPlugin {
             format!("Launching kernel {name} with [1,1,1] blocks and [1,1,1] threads in Generic mode")
         });
         crate::debug!("host plugin: calling {name} at {kernel:#x} with {} arguments {args:x?}", args.len());
-        // SAFETY: `kernel` was resolved from a loaded image as a kernel symbol;
-        // clang's host kernels take only pointer-sized parameters.
+        // SAFETY: `kernel` was resolved from a loaded image as a kernel symbol; clang's host kernels take only pointer-sized parameters.
         unsafe { call::call_kernel(kernel as usize, args) };
         Ok(())
     }

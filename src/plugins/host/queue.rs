@@ -185,11 +185,9 @@ impl Queues {
 
     fn run(&self, op: Op) -> Result<()> {
         match op {
-            // SAFETY: the runtime keeps both ranges valid until the queue
-            // is synchronised (submit_async/retrieve_async contracts).
+            // SAFETY: the runtime keeps both ranges valid until the queue is synchronised (submit_async/retrieve_async contracts).
             Op::Copy { dst, src, size } => unsafe { std::ptr::copy(src as *const u8, dst as *mut u8, size) },
-            // SAFETY: as for the synchronous launch: a kernel symbol of a
-            // loaded image with pointer-sized parameters.
+            // SAFETY: as for the synchronous launch: a kernel symbol of a loaded image with pointer-sized parameters.
             Op::Launch { kernel, args } => unsafe { call::call_kernel(kernel, &args) },
             Op::Wait { queue, upto } => {
                 let other = self.get(queue as u64)?;
