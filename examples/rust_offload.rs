@@ -106,8 +106,7 @@ fn main() {
     let ident = &IDENT.0 as *const ident_t as *mut ident_t;
     let types = |t: &'static [i64; 4]| t.as_ptr() as *mut i64;
 
-    // SAFETY: all arrays hold 4 elements and outlive the calls; y and x stay
-    // alive and untouched by Rust until the end call has copied y back.
+    // SAFETY: all arrays hold 4 elements and outlive the calls; y and x stay alive and untouched by Rust until the end call has copied y back.
     unsafe {
         // Copy inputs to the device (allocating y and x there).
         data::__tgt_target_data_begin_mapper(

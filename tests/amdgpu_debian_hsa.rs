@@ -20,8 +20,7 @@ fn debian_libhsa_without_gpu() {
         println!("skipped: this machine has /dev/kfd (an AMD GPU driver): hsa_init would succeed");
         return;
     }
-    // SAFETY: this is the only test in this binary; nothing else reads the
-    // environment concurrently.
+    // SAFETY: this is the only test in this binary; nothing else reads the environment concurrently.
     unsafe { std::env::set_var(hsa::LIBHSA_ENV, lib) };
     let amd = AmdgpuPlugin::default();
     assert_eq!(amd.number_of_devices(), 0);

@@ -65,8 +65,7 @@ fn plugin_against_mock_hsa() {
     let Some(d) = images() else { return };
     let log = std::env::temp_dir().join(format!("omptarget-rs-amdgpu-mock-{}.log", std::process::id()));
     let _ = std::fs::remove_file(&log);
-    // SAFETY: this is the only test in this binary; nothing else reads the
-    // environment concurrently.
+    // SAFETY: this is the only test in this binary; nothing else reads the environment concurrently.
     unsafe {
         std::env::set_var(hsa::LIBHSA_ENV, d.join("amdgpu/mock-hsa/libhsa-runtime64.so.1"));
         std::env::set_var("MOCK_HSA_EMU", d.join("amdgpu/env_kernels.emu.so"));

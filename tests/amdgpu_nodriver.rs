@@ -8,8 +8,7 @@ use omptarget_rs::plugins::amdgpu::{AmdgpuPlugin, hsa};
 
 #[test]
 fn no_runtime_means_zero_devices_and_host_still_works() {
-    // SAFETY: this is the only test in this binary; nothing else reads the
-    // environment concurrently.
+    // SAFETY: this is the only test in this binary; nothing else reads the environment concurrently.
     unsafe { std::env::set_var(hsa::LIBHSA_ENV, "/nonexistent/omptarget-rs/libhsa-runtime64.so.1") };
 
     // rustc's init path: every plugin that costs nothing is initialised,

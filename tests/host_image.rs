@@ -173,8 +173,7 @@ fn register(image: &[u8], layout: Layout) -> Registered {
     let mut images = Box::new([__tgt_device_image { ImageStart: start, ImageEnd: end, EntriesBegin: tb, EntriesEnd: te }]);
     let mut desc =
         Box::new(__tgt_bin_desc { NumDeviceImages: 1, DeviceImages: images.as_mut_ptr(), HostEntriesBegin: tb, HostEntriesEnd: te });
-    // SAFETY: the descriptor and everything it points to live in `Registered`
-    // until `unregister`.
+    // SAFETY: the descriptor and everything it points to live in `Registered` until `unregister`.
     unsafe { __tgt_register_lib(&mut *desc) };
     Registered { desc, _images: images, _entries: entries, _legacy: legacy, _bytes: bytes }
 }
