@@ -251,7 +251,7 @@ fn end(dev: &'static Device, args: &[MapArg]) -> Result<(), String> {
         let mut q = AsyncInfo::new(dev);
         let mut post = data::EndQueue::new();
         data::data_end(dev, args, false, &mut post, &mut q)?;
-        q.finish_end_after(post)?;
+        q.finish_end_queue(&mut post)?;
         q.finish(false)
     })
 }

@@ -41,6 +41,20 @@ pub(crate) struct RawArgs {
 }
 
 impl RawArgs {
+    /// The arrays in the order of the data entry points' parameters.
+    #[inline]
+    pub(crate) fn new(
+        num: i32,
+        bases: *mut *mut c_void,
+        begins: *mut *mut c_void,
+        sizes: *mut i64,
+        types: *mut i64,
+        names: *mut map_var_info_t,
+        mappers: *mut *mut c_void,
+    ) -> Self {
+        RawArgs { num, bases, begins, sizes, types, names, mappers }
+    }
+
     /// Copies the arrays into typed entries in `buf` and returns them.
     /// NULL `names`/`mappers` arrays are allowed.
     ///
@@ -210,15 +224,7 @@ pub unsafe extern "C" fn __tgt_target_data_begin_mapper(
     arg_names: *mut map_var_info_t,
     arg_mappers: *mut *mut c_void,
 ) {
-    let raw = RawArgs {
-        num: arg_num,
-        bases: args_base,
-        begins: args,
-        sizes: arg_sizes,
-        types: arg_types,
-        names: arg_names,
-        mappers: arg_mappers,
-    };
+    let raw = RawArgs::new(arg_num, args_base, args, arg_sizes, arg_types, arg_names, arg_mappers);
     // SAFETY: forwarded contract.
     unsafe { target_data("__tgt_target_data_begin_mapper", loc, device_id, raw, DataOp::Begin, false) }
 }
@@ -246,15 +252,7 @@ pub unsafe extern "C" fn __tgt_target_data_begin_nowait_mapper(
     _noalias_dep_num: i32,
     _noalias_dep_list: *mut c_void,
 ) {
-    let raw = RawArgs {
-        num: arg_num,
-        bases: args_base,
-        begins: args,
-        sizes: arg_sizes,
-        types: arg_types,
-        names: arg_names,
-        mappers: arg_mappers,
-    };
+    let raw = RawArgs::new(arg_num, args_base, args, arg_sizes, arg_types, arg_names, arg_mappers);
     // SAFETY: forwarded contract.
     unsafe { target_data("__tgt_target_data_begin_nowait_mapper", loc, device_id, raw, DataOp::Begin, true) }
 }
@@ -314,15 +312,7 @@ pub unsafe extern "C" fn __tgt_target_data_end_mapper(
     arg_names: *mut map_var_info_t,
     arg_mappers: *mut *mut c_void,
 ) {
-    let raw = RawArgs {
-        num: arg_num,
-        bases: args_base,
-        begins: args,
-        sizes: arg_sizes,
-        types: arg_types,
-        names: arg_names,
-        mappers: arg_mappers,
-    };
+    let raw = RawArgs::new(arg_num, args_base, args, arg_sizes, arg_types, arg_names, arg_mappers);
     // SAFETY: forwarded contract.
     unsafe { target_data("__tgt_target_data_end_mapper", loc, device_id, raw, DataOp::End, false) }
 }
@@ -350,15 +340,7 @@ pub unsafe extern "C" fn __tgt_target_data_end_nowait_mapper(
     _noalias_dep_num: i32,
     _noalias_dep_list: *mut c_void,
 ) {
-    let raw = RawArgs {
-        num: arg_num,
-        bases: args_base,
-        begins: args,
-        sizes: arg_sizes,
-        types: arg_types,
-        names: arg_names,
-        mappers: arg_mappers,
-    };
+    let raw = RawArgs::new(arg_num, args_base, args, arg_sizes, arg_types, arg_names, arg_mappers);
     // SAFETY: forwarded contract.
     unsafe { target_data("__tgt_target_data_end_nowait_mapper", loc, device_id, raw, DataOp::End, true) }
 }
@@ -418,15 +400,7 @@ pub unsafe extern "C" fn __tgt_target_data_update_mapper(
     arg_names: *mut map_var_info_t,
     arg_mappers: *mut *mut c_void,
 ) {
-    let raw = RawArgs {
-        num: arg_num,
-        bases: args_base,
-        begins: args,
-        sizes: arg_sizes,
-        types: arg_types,
-        names: arg_names,
-        mappers: arg_mappers,
-    };
+    let raw = RawArgs::new(arg_num, args_base, args, arg_sizes, arg_types, arg_names, arg_mappers);
     // SAFETY: forwarded contract.
     unsafe { target_data("__tgt_target_data_update_mapper", loc, device_id, raw, DataOp::Update, false) }
 }
@@ -454,15 +428,7 @@ pub unsafe extern "C" fn __tgt_target_data_update_nowait_mapper(
     _noalias_dep_num: i32,
     _noalias_dep_list: *mut c_void,
 ) {
-    let raw = RawArgs {
-        num: arg_num,
-        bases: args_base,
-        begins: args,
-        sizes: arg_sizes,
-        types: arg_types,
-        names: arg_names,
-        mappers: arg_mappers,
-    };
+    let raw = RawArgs::new(arg_num, args_base, args, arg_sizes, arg_types, arg_names, arg_mappers);
     // SAFETY: forwarded contract.
     unsafe { target_data("__tgt_target_data_update_nowait_mapper", loc, device_id, raw, DataOp::Update, true) }
 }

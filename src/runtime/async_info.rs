@@ -50,11 +50,6 @@ impl AsyncInfo {
         self.dev.queued
     }
 
-    /// Whether work is in flight (a queue was taken).
-    pub fn has_queue(&self) -> bool {
-        self.queue.is_some()
-    }
-
     /// The queue, taken from the plugin on first use.
     fn queue(&mut self) -> Result<QueueHandle> {
         if let Some(q) = self.queue {
@@ -132,13 +127,8 @@ impl AsyncInfo {
     }
 
     /// Runs `targetDataEnd`'s post-processing once the copies back landed.
-    pub fn finish_end_after(&mut self, mut post: EndQueue) -> Result<()> {
-        self.finish_end_queue(&mut post)
-    }
-
-    /// [`AsyncInfo::finish_end_after`] on the caller's queue, which is taken
-    /// only when it has to wait: the common case does not copy it (~140
-    /// bytes inline).
+    /// The caller's queue is taken only when it has to wait: the common case
+    /// does not copy it (~140 bytes inline).
     #[inline]
     pub fn finish_end_queue(&mut self, post: &mut EndQueue) -> Result<()> {
         if self.queue.is_some() {
@@ -227,10 +217,11 @@ impl AsyncInfo {
             && self.queue.is_some()
             && let Some(slot) = libomp::target_async_handle_slot()
         {
+            let dev_id = self.dev.id;
             let pending = Box::into_raw(Box::new(Pending { tag: PENDING_TAG, info: self }));
             // SAFETY: libomp's slot of the running task; it is NULL (checked by `target_async_handle_slot`) and the task keeps it until it completes.
             unsafe { *slot = pending.cast() };
-            crate::debug!("device {}: nowait work parked in the target task ({:p})", self_dev_id(pending), pending);
+            crate::debug!("device {}: nowait work parked in the target task ({:p})", dev_id, pending);
             return Ok(());
         }
         self.synchronize()
@@ -273,11 +264,6 @@ impl Drop for AsyncInfo {
             let _ = self.synchronize();
         }
     }
-}
-
-fn self_dev_id(p: *mut Pending) -> usize {
-    // SAFETY: `p` was just created from a Box and is not shared yet.
-    unsafe { (*p).info.dev.id }
 }
 
 const PENDING_TAG: u64 = 0x6f6d_7074_7461_736b;
