@@ -1012,3 +1012,99 @@ fn random_sequences_match_model() {
     assert_eq!(messages, rejected, "one 'explicit extension not allowed' message per rejected extension\n{result}");
     assert!(!stderr.contains("panic"), "a panic inside the runtime:\n{tail}");
 }
+
+// ---------------------------------------------------------------------------
+// Concurrent map/unmap of one address (issue 11, item 1).
+// ---------------------------------------------------------------------------
+
+/// Adds 1 to the device copy of the u64 at `host` (a "kernel"; the caller
+/// holds a reference, so the entry cannot go).
+fn device_increment(dev: &Device, host: usize) {
+    let e = dev.table.lookup(host, 8).entry().cloned().expect("mapped while a reference is held");
+    let tgt = e.tgt_of(host) as usize;
+    assert!(tgt.is_multiple_of(8), "device copy of a u64 is aligned");
+    // SAFETY: host-plugin device memory is host memory; the entry is mapped (we hold a reference) and other threads touch it only atomically.
+    let cell = unsafe { &*(tgt as *const std::sync::atomic::AtomicU64) };
+    cell.fetch_add(1, std::sync::atomic::Ordering::AcqRel);
+}
+
+/// Threads that each map one shared u64 `tofrom`, increment its device copy
+/// and unmap it again (sometimes keeping an extra reference across several
+/// iterations) lose no increment: the releasing thread's copy back and
+/// removal are ordered with the next thread's mapping of the same address,
+/// and the table is empty at the end. `threads * iters` increments.
+fn concurrent_one_address(seed: u64, threads: usize, iters: usize) -> Result<(), String> {
+    let dev = device(3);
+    let buf = HostBuf::new(8);
+    let tofrom = arg(&buf, 0, 8, TO | FROM);
+    let errors: Vec<String> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..threads)
+            .map(|t| {
+                let buf = &buf;
+                s.spawn(move || -> Result<(), String> {
+                    let mut rng = Rng::new(seed ^ (t as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15));
+                    let mut held = 0usize;
+                    for _ in 0..iters {
+                        if held == 0 && rng.chance(1, 16) {
+                            // `target enter data map(to:)`, released a few iterations later.
+                            begin(dev, &[arg(buf, 0, 8, TO)])?;
+                            held = rng.range(1, 5);
+                        }
+                        begin(dev, &[tofrom])?;
+                        device_increment(dev, buf.addr());
+                        end(dev, &[tofrom])?;
+                        if held > 0 {
+                            held -= 1;
+                            if held == 0 {
+                                end(dev, &[arg(buf, 0, 8, FROM)])?;
+                            }
+                        }
+                    }
+                    if held > 0 {
+                        end(dev, &[arg(buf, 0, 8, FROM)])?;
+                    }
+                    Ok(())
+                })
+            })
+            .collect();
+        handles.into_iter().filter_map(|h| h.join().unwrap_or_else(|_| Err("thread panicked".into())).err()).collect()
+    });
+    if let Some(e) = errors.first() {
+        return Err(e.clone());
+    }
+    let value = u64::from_ne_bytes(buf.read().try_into().unwrap());
+    let left = entries_in(dev, &buf);
+    if value != (threads * iters) as u64 || !left.is_empty() {
+        return Err(format!("seed {seed:#x}: host value {value}, expected {}; entries left {left:?}", threads * iters));
+    }
+    Ok(())
+}
+
+#[test]
+fn concurrent_enter_exit_of_one_address_loses_nothing() {
+    let seed = common::seed_from_env("OMPTARGET_RS_SEED");
+    for round in 0..20u64 {
+        concurrent_one_address(seed.wrapping_add(round), 8, 500).unwrap();
+    }
+}
+
+/// The same on the host plugin's deferred queues (`OMPTARGET_RS_HOST_QUEUES`),
+/// where copies and the removal wait for events of other threads' queues.
+#[test]
+fn concurrent_enter_exit_of_one_address_loses_nothing_queued() {
+    const NAME: &str = "concurrent_enter_exit_of_one_address_loses_nothing_queued";
+    if common::child_case().as_deref() == Some(NAME) {
+        let seed = common::seed_from_env("OMPTARGET_RS_SEED");
+        for round in 0..20u64 {
+            if let Err(e) = concurrent_one_address(seed.wrapping_add(round), 8, 300) {
+                println!("FAILED {e}");
+                std::process::exit(1);
+            }
+        }
+        println!("RESULT ok");
+        return;
+    }
+    let out = common::run_child(NAME, NAME, &[("OMPTARGET_RS_HOST_QUEUES", "2")]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success() && stdout.contains("RESULT ok"), "{:?}\n{stdout}\n{}", out.status, String::from_utf8_lossy(&out.stderr));
+}

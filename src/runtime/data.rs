@@ -223,8 +223,10 @@ fn get_target_pointer(rt: &Runtime, dev: &Device, g: &GetTarget, q: &mut AsyncIn
         // Zero-length sections of unmapped memory keep their host address.
         TargetPointer { tgt: g.begin as u64, entry: None, is_new: false, is_host: true }
     } else {
-        created = true;
-        create_entry(dev, g, seen, q)?
+        let tp = create_entry(dev, g, seen, q)?;
+        // Found meanwhile: another context's copy into it may be in flight.
+        created = tp.is_new;
+        tp
     };
     // Data another context is still copying into the entry: wait for it on
     // the device before this construct's work uses it.
@@ -291,13 +293,14 @@ fn create_entry(dev: &Device, g: &GetTarget, seen: Seen, q: &mut AsyncInfo) -> R
         return Err(err);
     }
     // Other contexts that find the entry wait for this copy.
-    let event = if g.to { q.record_event()?.unwrap_or(0) } else { 0 };
+    let event = std::cell::Cell::new(if g.to { q.record_event()?.unwrap_or(0) } else { 0 });
+    let mut refill_error = None;
     let outcome = dev.table.insert_unless_mapped(
         seen,
         g.base,
         g.begin,
         g.size,
-        || MapEntry::new(g.base, g.begin, g.size, alloc, tgt, g.name, g.hold).with_event(event),
+        || MapEntry::new(g.base, g.begin, g.size, alloc, tgt, g.name, g.hold).with_event(event.get()),
         // Another thread mapped the range since our lookup: take a reference
         // while the locks are held.
         |found| {
@@ -305,7 +308,23 @@ fn create_entry(dev: &Device, g: &GetTarget, seen: Seen, q: &mut AsyncInfo) -> R
                 e.inc(g.hold);
             }
         },
+        // The range may have been mapped and copied back since our copy:
+        // copy the host data again, under the lock.
+        || {
+            if !g.to {
+                return true;
+            }
+            let again = submit(q, tgt, g.begin, g.size, g.name).and_then(|()| {
+                let old = event.replace(q.record_event()?.unwrap_or(0));
+                if old != 0 {
+                    dev.plugin.event_release(dev.plugin_device, old);
+                }
+                Ok(())
+            });
+            again.map_err(|e| refill_error = Some(e)).is_ok()
+        },
     );
+    let event = event.get();
     match outcome {
         Insert::Inserted(e) => {
             crate::debug!("device {}: new mapping host [{:#x}, +{}) -> {tgt:#x}", dev.id, g.begin, g.size);
@@ -321,6 +340,13 @@ fn create_entry(dev: &Device, g: &GetTarget, seen: Seen, q: &mut AsyncInfo) -> R
                 Lookup::Contained(e) => Ok(TargetPointer { tgt: e.tgt_of(g.begin), entry: Some(e), is_new: false, is_host: false }),
                 _ => Err(OffloadError::Mapping("concurrent conflicting mapping".into())),
             }
+        }
+        Insert::Refused => {
+            if event != 0 {
+                dev.plugin.event_release(dev.plugin_device, event);
+            }
+            q.free_after(alloc);
+            Err(refill_error.unwrap_or_else(|| OffloadError::Mapping("copy to the device failed".into())))
         }
     }
 }
@@ -349,8 +375,28 @@ pub fn describe(e: &MapEntry) -> String {
 
 /// Replaces the entry's in-flight event after this context copied into it.
 fn set_event(e: &MapEntry, q: &mut AsyncInfo) -> Result<()> {
+    chain_event(e, q, |_| Ok(()))
+}
+
+/// Queued contexts: orders this context's work on `e` with the work other
+/// contexts queued on it before. The queue first waits for the entry's
+/// event (the last copy or launch another context ordered on the entry),
+/// then queues `work`, then records an event that covers both and makes it
+/// the entry's. So a copy back waits for every kernel that used the entry
+/// and released it earlier, and an entry is removed (once its last
+/// releaser's queue drained, which waited for that event) only when no
+/// queued work names its memory any more.
+fn chain_event(e: &MapEntry, q: &mut AsyncInfo, work: impl FnOnce(&mut AsyncInfo) -> Result<()>) -> Result<()> {
+    if !q.queued() {
+        return work(q);
+    }
+    let mut slot = e.event.lock();
+    if *slot != 0 {
+        q.wait_event(*slot)?;
+    }
+    work(q)?;
     if let Some(ev) = q.record_event()? {
-        let old = std::mem::replace(&mut *e.event.lock(), ev);
+        let old = std::mem::replace(&mut *slot, ev);
         if old != 0 {
             q.dev.plugin.event_release(q.dev.plugin_device, old);
         }
@@ -603,25 +649,40 @@ fn end_fast(dev: &Device, a: &MapArg, post: &mut EndQueue, q: &mut AsyncInfo) ->
     let from = t.any(MapType::FROM);
     let release = |e: &Arc<MapEntry>| {
         let is_last = e.release(hold, force_delete);
+        // The copy back of the last reference is ordered with other
+        // releases of the entry (see `MapEntry::take_copy_ticket`).
+        let ticket = (is_last && from).then(|| e.take_copy_ticket());
         // finish_end has work only for an entry whose count is now zero, or
         // one with attached pointers to restore: only those are queued (an
         // exit from still-referenced data then takes no reference at all).
         let queue = is_last || e.total() == 0 || (from && e.has_shadows());
-        Some((queue.then(|| e.clone()), is_last, e.tgt_of(a.begin)))
+        Some((queue.then(|| e.clone()), ticket, e.tgt_of(a.begin)))
     };
     let (hit, _) = dev.table.lookup_with(a.begin, size, |l| match l {
         Found::Contained(e) => release(e),
         Found::Extends(e) if t.any(MapType::IMPLICIT) => release(e),
         _ => None,
     });
-    let Some((entry, is_last, tgt)) = hit else { return Ok(false) };
-    if from && (is_last || t.any(MapType::ALWAYS)) {
-        retrieve(q, a.begin, tgt, size, a.name)?;
+    let Some((entry, ticket, tgt)) = hit else { return Ok(false) };
+    match (ticket, &entry) {
+        (Some(ticket), Some(e)) => copy_back_in_turn(e, ticket, || retrieve(q, a.begin, tgt, size, a.name))?,
+        _ if from && t.any(MapType::ALWAYS) => retrieve(q, a.begin, tgt, size, a.name)?,
+        _ => {}
     }
     if let Some(entry) = entry {
-        post.push(EndItem { entry, from, may_delete: true });
+        post.push(EndItem::new(entry, from, true, false));
     }
     Ok(true)
+}
+
+/// Runs the copy back `copy` of `e` for copy-back ticket `ticket` once every
+/// earlier ticket's copy has landed, then completes the ticket (also when the
+/// copy fails). Synchronous contexts only: the copy has landed on return.
+fn copy_back_in_turn(e: &MapEntry, ticket: u32, copy: impl FnOnce() -> Result<()>) -> Result<()> {
+    e.wait_copy_turn(ticket);
+    let r = copy();
+    e.complete_copy_ticket();
+    r
 }
 
 fn null_pointer(present: bool) -> OffloadError {
@@ -706,6 +767,8 @@ pub struct TgtPtrBegin {
     pub tgt: u64,
     pub entry: Option<Arc<MapEntry>>,
     pub is_last: bool,
+    /// The copy-back ticket taken with the last release, if asked for.
+    pub ticket: Option<u32>,
 }
 
 /// `getTgtPtrBegin`: look up (and optionally release) an existing mapping.
@@ -718,17 +781,41 @@ pub fn get_tgt_ptr_begin(
     must_contain: bool,
     force_delete: bool,
 ) -> TgtPtrBegin {
+    get_tgt_ptr_begin_ticket(dev, begin, size, update_ref, hold, must_contain, force_delete, false)
+}
+
+/// [`get_tgt_ptr_begin`]; with `ticket`, a release that makes this the last
+/// reference also takes a copy-back ticket of the entry (see
+/// `MapEntry::take_copy_ticket`), returned in [`TgtPtrBegin::ticket`].
+#[allow(clippy::too_many_arguments)]
+fn get_tgt_ptr_begin_ticket(
+    dev: &Device,
+    begin: usize,
+    size: u64,
+    update_ref: bool,
+    hold: bool,
+    must_contain: bool,
+    force_delete: bool,
+    ticket: bool,
+) -> TgtPtrBegin {
     // The release and the "is last" decision happen under the read lock.
     // Without a count update (struct members) "last" still tells whether the
     // owning entry is about to go, which decides the member's copy-back.
-    let decide = |e: &Arc<MapEntry>| if update_ref { e.release(hold, force_delete) } else { e.dec_should_remove(hold, force_delete) };
+    let decide = |e: &Arc<MapEntry>| {
+        if update_ref {
+            let last = e.release(hold, force_delete);
+            (last, (last && ticket).then(|| e.take_copy_ticket()))
+        } else {
+            (e.dec_should_remove(hold, force_delete), None)
+        }
+    };
     let (found, _) = dev.table.lookup_with(begin, size, |l| match l {
         Found::Contained(e) => Some((e.clone(), decide(e))),
         Found::Extends(e) if !must_contain => Some((e.clone(), decide(e))),
         _ => None,
     });
-    let Some((e, is_last)) = found else {
-        return TgtPtrBegin { tgt: begin as u64, entry: None, is_last: false };
+    let Some((e, (is_last, ticket))) = found else {
+        return TgtPtrBegin { tgt: begin as u64, entry: None, is_last: false, ticket: None };
     };
     let action = match (update_ref, is_last, force_delete) {
         (false, _, _) => " (update suppressed)",
@@ -747,7 +834,7 @@ pub fn get_tgt_ptr_begin(
             if hold { action } else { "" },
         )
     });
-    TgtPtrBegin { tgt: e.tgt_of(begin), entry: Some(e), is_last }
+    TgtPtrBegin { tgt: e.tgt_of(begin), entry: Some(e), is_last, ticket }
 }
 
 /// An entry waiting for post-processing after a map-exiting construct.
@@ -756,6 +843,28 @@ pub struct EndItem {
     entry: Arc<MapEntry>,
     from: bool,
     may_delete: bool,
+    /// A copy-back ticket of the entry that completes in [`finish_end`],
+    /// once the queued copy back has landed (queued contexts), or when the
+    /// item is dropped unfinished (an error path), so it never blocks others.
+    ticket: std::sync::atomic::AtomicBool,
+}
+
+impl EndItem {
+    fn new(entry: Arc<MapEntry>, from: bool, may_delete: bool, ticket: bool) -> Self {
+        EndItem { entry, from, may_delete, ticket: ticket.into() }
+    }
+    /// Completes the item's copy-back ticket, if it holds one still.
+    fn complete_ticket(&self) {
+        if self.ticket.swap(false, std::sync::atomic::Ordering::AcqRel) {
+            self.entry.complete_copy_ticket();
+        }
+    }
+}
+
+impl Drop for EndItem {
+    fn drop(&mut self) {
+        self.complete_ticket();
+    }
 }
 
 /// `targetDataEnd`: copies back and releases; deletions are queued in `post`
@@ -782,8 +891,26 @@ pub fn data_end(dev: &Device, args: &[MapArg], from_mapper: bool, post: &mut End
         let ptr_and_obj = t.any(MapType::PTR_AND_OBJ);
         let update_ref = (!member || ptr_and_obj) && !(from_mapper && i == 0);
         let size = a.size_u();
-        let r =
-            get_tgt_ptr_begin(dev, a.begin, size, update_ref, t.any(MapType::OMPX_HOLD), !t.any(MapType::IMPLICIT), t.any(MapType::DELETE));
+        let from = t.any(MapType::FROM) && size != 0;
+        if q.queued()
+            && update_ref
+            && let Some(e) = dev.table.lookup_with(a.begin, size, |l| l.entry_ref().map(Arc::clone)).0
+        {
+            // Before our reference goes: order the work this construct queued
+            // on the entry (its kernel) before whatever the entry's last
+            // releaser copies back or frees (see `chain_event`).
+            chain_event(&e, q, |_| Ok(()))?;
+        }
+        let r = get_tgt_ptr_begin_ticket(
+            dev,
+            a.begin,
+            size,
+            update_ref,
+            t.any(MapType::OMPX_HOLD),
+            !t.any(MapType::IMPLICIT),
+            t.any(MapType::DELETE),
+            from,
+        );
         let Some(entry) = r.entry else {
             // Reference (targetDataEnd): a list item not present at exit is
             // ignored, unless the `present` modifier demands it.
@@ -793,15 +920,29 @@ pub fn data_end(dev: &Device, args: &[MapArg], from_mapper: bool, post: &mut End
             }
             continue;
         };
-        if t.any(MapType::FROM) && (t.any(MapType::ALWAYS) || r.is_last) && size != 0 {
-            retrieve(q, a.begin, r.tgt, size, a.name)?;
-            // A construct that maps the range again meanwhile must not
-            // overwrite the device copy before this copy back has read it.
-            if q.queued() {
-                set_event(&entry, q)?;
+        let copy = from && (t.any(MapType::ALWAYS) || r.is_last);
+        let mut ticket = false;
+        if q.queued() {
+            // The ticket completes in finish_end, after the copy landed.
+            ticket = r.ticket.is_some();
+            // Our copy back waits for the kernels of constructs that released
+            // the entry before; a construct that maps the range again
+            // meanwhile waits for our copy back.
+            let chained = if copy { chain_event(&entry, q, |q| retrieve(q, a.begin, r.tgt, size, a.name)) } else { Ok(()) };
+            if let Err(err) = chained {
+                if ticket {
+                    entry.complete_copy_ticket();
+                }
+                return Err(err);
+            }
+        } else {
+            match r.ticket {
+                Some(tk) => copy_back_in_turn(&entry, tk, || if copy { retrieve(q, a.begin, r.tgt, size, a.name) } else { Ok(()) })?,
+                None if copy => retrieve(q, a.begin, r.tgt, size, a.name)?,
+                None => {}
             }
         }
-        post.push(EndItem { entry, from: t.any(MapType::FROM), may_delete: !member || ptr_and_obj });
+        post.push(EndItem::new(entry, t.any(MapType::FROM), !member || ptr_and_obj, ticket));
     }
     Ok(())
 }
@@ -816,6 +957,7 @@ pub fn finish_end(dev: &Device, post: EndQueue) -> Result<()> {
 /// queue (~140 bytes inline) is not copied into the call.
 pub fn finish_end_items(dev: &Device, post: &[EndItem]) -> Result<()> {
     for item in post {
+        item.complete_ticket();
         // Entries without attached pointers have nothing to restore (no lock).
         if item.from && item.entry.has_shadows() {
             for s in item.entry.shadows.lock().iter() {

@@ -9,7 +9,7 @@
 use parking_lot::{Mutex, RwLock, RwLockWriteGuard};
 use std::collections::BTreeMap;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicPtr, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicPtr, AtomicU32, AtomicU64, Ordering};
 
 /// The "infinite" count of declare-target globals and associated pointers.
 pub const INF: u64 = u64::MAX;
@@ -45,6 +45,16 @@ pub struct MapEntry {
     /// A mutex, not an atomic: a waiter holds it until its wait is queued,
     /// so a replaced event is never released under it.
     pub event: Mutex<u64>,
+    /// Copy-back tickets. A release that brings the count to zero takes the
+    /// next ticket while the lookup's shard lock is held (so in release
+    /// order); a synchronous context copies back when `copies_done` reaches
+    /// its ticket and then completes it, a queued one completes it once its
+    /// queue has drained. Copies back of one entry therefore land in release
+    /// order, and the entry is removed (its memory freed) only when no
+    /// ticket is outstanding: a re-map racing a release never reads freed
+    /// memory, and a later copy back is never overwritten by an earlier one.
+    copies_taken: AtomicU32,
+    copies_done: AtomicU32,
 }
 
 impl MapEntry {
@@ -62,6 +72,8 @@ impl MapEntry {
             shadows: Mutex::new(Vec::new()),
             has_shadows: std::sync::atomic::AtomicBool::new(false),
             event: Mutex::new(0),
+            copies_taken: AtomicU32::new(0),
+            copies_done: AtomicU32::new(0),
         }
     }
     /// The same entry with an in-flight copy event.
@@ -136,6 +148,35 @@ impl MapEntry {
         }
         let this = self.counter(hold).load(Ordering::Acquire);
         if after_reset { this != INF } else { this == 1 }
+    }
+    /// Takes the next copy-back ticket (call while the lookup that found
+    /// the entry still holds its shard lock, right after the release).
+    #[inline]
+    pub fn take_copy_ticket(&self) -> u32 {
+        self.copies_taken.fetch_add(1, Ordering::AcqRel)
+    }
+    /// Waits (holding no lock) until every earlier ticket is complete.
+    pub fn wait_copy_turn(&self, ticket: u32) {
+        let mut spins = 0u32;
+        while self.copies_done.load(Ordering::Acquire) != ticket {
+            // Another thread is copying this entry back: a few microseconds.
+            if spins < 64 {
+                core::hint::spin_loop();
+                spins += 1;
+            } else {
+                std::thread::yield_now();
+            }
+        }
+    }
+    /// Completes one ticket: the copy back it stood for has landed.
+    #[inline]
+    pub fn complete_copy_ticket(&self) {
+        self.copies_done.fetch_add(1, Ordering::AcqRel);
+    }
+    /// Whether a copy back of this entry is still outstanding.
+    #[inline]
+    pub fn copies_pending(&self) -> bool {
+        self.copies_done.load(Ordering::Acquire) != self.copies_taken.load(Ordering::Acquire)
     }
     /// Device address of host address `hp` inside this entry.
     pub fn tgt_of(&self, hp: usize) -> u64 {
@@ -329,7 +370,15 @@ pub enum Found<'a> {
     NotFound,
 }
 
-impl Found<'_> {
+impl<'a> Found<'a> {
+    /// The entry found, contained or overlapping.
+    pub fn entry_ref(self) -> Option<&'a Arc<MapEntry>> {
+        match self {
+            Found::Contained(e) | Found::Extends(e) => Some(e),
+            Found::NotFound => None,
+        }
+    }
+
     /// The owned form.
     pub fn to_lookup(self) -> Lookup {
         match self {
@@ -433,6 +482,8 @@ pub enum Insert {
     Inserted(Arc<MapEntry>),
     /// The range was mapped meanwhile (or overlaps): the lookup result.
     Found(Lookup),
+    /// The refill of a possibly stale device copy failed: nothing inserted.
+    Refused,
 }
 
 impl MappingTable {
@@ -497,6 +548,13 @@ impl MappingTable {
     /// Inserts the entry `make()` builds for `[begin, begin+size)` unless the
     /// range got mapped since the lookup stamped `seen`; then `on_found` runs
     /// on that lookup while the locks are held (to take a reference).
+    ///
+    /// The caller filled the new device copy before the call. When the
+    /// shard changed since `seen`, another mapping of the range may have
+    /// come and gone meanwhile, copying newer data back to the host: then
+    /// `refill` runs under the write lock (nothing can map the range while
+    /// it runs) to copy the host data again, and the entry is inserted only
+    /// if it returns true ([`Insert::Refused`] otherwise).
     pub fn insert_unless_mapped(
         &self,
         seen: Seen,
@@ -505,6 +563,7 @@ impl MappingTable {
         size: u64,
         make: impl FnOnce() -> MapEntry,
         on_found: impl FnOnce(&Lookup),
+        refill: impl FnOnce() -> bool,
     ) -> Insert {
         let end = begin.saturating_add(size as usize);
         if let Some(i) = single_shard(base.min(begin), end) {
@@ -518,6 +577,9 @@ impl MappingTable {
                     let found = found.to_lookup();
                     on_found(&found);
                     return Insert::Found(found);
+                }
+                if !refill() {
+                    return Insert::Refused;
                 }
             }
             let e = shard.new_entry(make);
@@ -545,6 +607,9 @@ impl MappingTable {
             if !matches!(found, Lookup::NotFound) {
                 on_found(&found);
                 return Insert::Found(found);
+            }
+            if !refill() {
+                return Insert::Refused;
             }
         }
         let e = Arc::new(make());
@@ -593,10 +658,11 @@ impl MappingTable {
         true
     }
 
-    /// Removes `entry` if it is still in the table and its count is zero.
-    /// Returns true when this call removed it.
+    /// Removes `entry` if it is still in the table, its count is zero and
+    /// no copy back of it is outstanding (whoever completes that copy tries
+    /// again). Returns true when this call removed it.
     pub fn remove_if_unused(&self, entry: &Arc<MapEntry>) -> bool {
-        self.remove_when(entry, || entry.total() == 0)
+        self.remove_when(entry, || entry.total() == 0 && !entry.copies_pending())
     }
 
     /// Removes `entry` unconditionally (disassociation).
@@ -689,11 +755,18 @@ mod tests {
     #[test]
     fn removed_entries_are_reused_only_when_unreferenced() {
         let t = MappingTable::default();
-        let insert =
-            |b: usize| match t.insert_unless_mapped(Seen(None), b, b, 8, || MapEntry::new(b, b, 8, b as u64, b as u64, 0, false), |_| {}) {
-                Insert::Inserted(e) => e,
-                Insert::Found(_) => panic!("range already mapped"),
-            };
+        let insert = |b: usize| match t.insert_unless_mapped(
+            Seen(None),
+            b,
+            b,
+            8,
+            || MapEntry::new(b, b, 8, b as u64, b as u64, 0, false),
+            |_| {},
+            || true,
+        ) {
+            Insert::Inserted(e) => e,
+            Insert::Found(_) | Insert::Refused => panic!("range already mapped"),
+        };
         let e1 = insert(0x1000);
         e1.dec(false);
         assert!(t.remove_if_unused(&e1));
