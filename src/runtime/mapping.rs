@@ -555,6 +555,7 @@ impl MappingTable {
     /// `refill` runs under the write lock (nothing can map the range while
     /// it runs) to copy the host data again, and the entry is inserted only
     /// if it returns true ([`Insert::Refused`] otherwise).
+    #[allow(clippy::too_many_arguments)] // The range, then the three steps it may take.
     pub fn insert_unless_mapped(
         &self,
         seen: Seen,
