@@ -23,3 +23,5 @@ bash c-tests/cuda-indirect/run.sh
 # The AMDGPU plugin end to end against the CPU stand-in for the HSA runtime.
 bash c-tests/amdgpu-mock.sh
 bash bench/run.sh --smoke
+# Issue 11: concurrent map/unmap of one variable, 200 runs x 8 threads x 10^4 regions (and 50 on deferred queues).
+bash c-tests/stress/map-race.sh 200 50
