@@ -21,13 +21,14 @@ macro_rules! ol_api {
             #[unsafe(no_mangle)]
             #[allow(non_snake_case)]
             pub unsafe extern "C" fn $name($($arg: $ty),*) -> super::OlResultPtr {
-                super::entry(stringify!($name), |_out: &mut String| {
+                super::entry(stringify!($name), |_out: &mut String, _ok: bool| {
                     let mut _first = true;
                     $(
                         if !_first { _out.push_str(", "); }
                         _first = false;
                         _out.push_str(concat!(".", stringify!($arg), " = "));
                         TraceArg::trace(&$arg, _out);
+                        if _ok { TraceArg::trace_out(&$arg, _out); }
                     )*
                 }, || imp::$imp($($arg),*))
             }

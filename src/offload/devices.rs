@@ -8,7 +8,7 @@
 use super::error::{OlResult, err, errc};
 use super::handles::{DeviceKind, OlDevice, OlPlatform, Topology};
 use super::info::Value;
-use super::types::{DeviceInfo, PlatformInfo};
+use super::types::{DEVICE_TYPE_NAMES, DeviceInfo, PLATFORM_BACKEND_NAMES, PlatformInfo};
 use crate::runtime;
 use std::collections::HashMap;
 
@@ -97,12 +97,12 @@ fn unsupported<T>(dev: &OlDevice, prop: DeviceInfo) -> OlResult<T> {
 /// The value of a device property.
 pub fn device_info(dev: &'static OlDevice, prop: DeviceInfo) -> OlResult<Value> {
     use Value::*;
-    let name = prop.name().ok_or(()).or_else(|_| err(errc::INVALID_ENUMERATION, format!("unknown ol_device_info_t value {}", prop.0)))?;
+    let name = prop.name().ok_or(()).or_else(|_| err(errc::INVALID_ENUMERATION, format!("getDeviceInfo enum '{}' is invalid", prop.0)))?;
     let dims = |v: u32| Dims([v, v, v]);
     let DeviceKind::Plugin(rt) = &dev.kind else {
         // The virtual host device, with 22.1's values.
         return Ok(match prop.0 {
-            0 => U32(4),
+            0 => Enum(4, DEVICE_TYPE_NAMES),
             1 => Ptr(dev.platform as *const OlPlatform as usize),
             2 | 3 => Str("Virtual Host Device".into()),
             4 => Str("HOST".into()),
@@ -128,7 +128,7 @@ pub fn device_info(dev: &'static OlDevice, prop: DeviceInfo) -> OlResult<Value> 
         let c = cpu();
         // Kernels run once, on the calling thread: one work item.
         return Ok(match prop.0 {
-            0 => U32(3),
+            0 => Enum(3, DEVICE_TYPE_NAMES),
             1 => Ptr(dev.platform as *const OlPlatform as usize),
             2 | 3 => Str(c.model.clone()),
             4 => Str(rt.plugin.uid(rt.plugin_device)),
@@ -161,7 +161,7 @@ pub fn device_info(dev: &'static OlDevice, prop: DeviceInfo) -> OlResult<Value> 
         |keys: &[&str]| keys.iter().find_map(|k| dev.props.get(*k)).and_then(|v| v.split_whitespace().next()?.parse::<u64>().ok());
     let cuda = rt.plugin.name() == "cuda";
     Ok(match prop.0 {
-        0 => U32(2),
+        0 => Enum(2, DEVICE_TYPE_NAMES),
         1 => Ptr(dev.platform as *const OlPlatform as usize),
         2 | 3 => Str(dev
             .props
@@ -193,7 +193,7 @@ pub fn platform_info(p: &'static OlPlatform, prop: PlatformInfo) -> OlResult<Val
         0 => Value::Str(p.name.clone()),
         1 => Value::Str(p.vendor.clone()),
         2 => Value::Str(p.version.clone()),
-        3 => Value::U32(p.backend),
-        v => return err(errc::INVALID_ENUMERATION, format!("unknown ol_platform_info_t value {v}")),
+        3 => Value::Enum(p.backend, PLATFORM_BACKEND_NAMES),
+        v => return err(errc::INVALID_ENUMERATION, format!("getPlatformInfo enum '{v}' is invalid")),
     })
 }

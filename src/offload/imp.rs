@@ -152,8 +152,8 @@ fn mem_value(ptr: *const c_void, prop: MemInfo) -> OlResult<Value> {
         0 => Value::Ptr(dev as *const OlDevice as usize),
         1 => Value::Ptr(base),
         2 => Value::Usize(size),
-        3 => Value::U32(kind.0),
-        v => return err(errc::INVALID_ENUMERATION, format!("unknown ol_mem_info_t value {v}")),
+        3 => Value::Enum(kind.0, ALLOC_TYPE_NAMES),
+        v => return err(errc::INVALID_ENUMERATION, format!("getMemInfo enum '{v}' is invalid")),
     })
 }
 
@@ -368,7 +368,7 @@ fn queue_value(queue: QueueH, prop: QueueInfo) -> OlResult<Value> {
     Ok(match prop.0 {
         0 => Value::Ptr(q.device as *const OlDevice as usize),
         1 => Value::Bool(true),
-        v => return err(errc::INVALID_ENUMERATION, format!("unknown ol_queue_info_t value {v}")),
+        v => return err(errc::INVALID_ENUMERATION, format!("getQueueInfo enum '{v}' is invalid")),
     })
 }
 
@@ -428,7 +428,7 @@ fn event_value(event: EventH, prop: EventInfo) -> OlResult<Value> {
     Ok(match prop.0 {
         0 => Value::Ptr(e.queue),
         1 => Value::Bool(true),
-        v => return err(errc::INVALID_ENUMERATION, format!("unknown ol_event_info_t value {v}")),
+        v => return err(errc::INVALID_ENUMERATION, format!("getEventInfo enum '{v}' is invalid")),
     })
 }
 
@@ -559,11 +559,11 @@ fn symbol_value(symbol: SymbolH, prop: SymbolInfo) -> OlResult<Value> {
     let s = handles::symbol(symbol)?;
     let global = s.kind.0 == 1;
     Ok(match prop.0 {
-        0 => Value::U32(s.kind.0),
+        0 => Value::Enum(s.kind.0, SYMBOL_KIND_NAMES),
         1 | 2 if !global => return err(errc::SYMBOL_KIND, "the symbol is a kernel, not a global variable"),
         1 => Value::Ptr(s.handle as usize),
         2 => Value::Usize(s.size as usize),
-        v => return err(errc::INVALID_ENUMERATION, format!("unknown ol_symbol_info_t value {v}")),
+        v => return err(errc::INVALID_ENUMERATION, format!("getSymbolInfo enum '{v}' is invalid")),
     })
 }
 

@@ -15,12 +15,29 @@ pub enum Value {
     Bool(bool),
     Str(String),
     Dims([u32; 3]),
+    /// An enumeration value with its names (printed by name in the trace).
+    Enum(u32, &'static [&'static str]),
 }
 
 impl Value {
+    /// How 22.1's trace prints the value.
+    fn trace(&self) -> String {
+        match self {
+            Value::U32(v) => v.to_string(),
+            Value::U64(v) => v.to_string(),
+            Value::Usize(v) => v.to_string(),
+            Value::Ptr(0) => "nullptr".into(),
+            Value::Ptr(v) => format!("{v:#x}"),
+            Value::Bool(b) => b.to_string(),
+            Value::Str(s) => s.clone(),
+            Value::Dims([x, y, z]) => format!("(struct ol_dimensions_t){{.x = {x}, .y = {y}, .z = {z}}}"),
+            Value::Enum(v, names) => names.get(*v as usize).map_or_else(|| v.to_string(), |n| n.to_string()),
+        }
+    }
+
     fn bytes(&self) -> Vec<u8> {
         match self {
-            Value::U32(v) => v.to_ne_bytes().to_vec(),
+            Value::U32(v) | Value::Enum(v, _) => v.to_ne_bytes().to_vec(),
             Value::U64(v) => v.to_ne_bytes().to_vec(),
             Value::Usize(v) | Value::Ptr(v) => v.to_ne_bytes().to_vec(),
             Value::Bool(b) => vec![*b as u8],
@@ -52,9 +69,14 @@ pub fn get(
     if out.is_null() {
         return validation(errc::INVALID_NULL_POINTER, "NULL == PropValue");
     }
-    let bytes = value()?.bytes();
+    let v = value()?;
+    let bytes = v.bytes();
     if size < bytes.len() {
-        return err(errc::INVALID_SIZE, format!("PropSize {size} is smaller than the {} bytes the value needs", bytes.len()));
+        return err(errc::INVALID_SIZE, "provided size is invalid");
+    }
+    if super::tracing() {
+        let text = v.trace();
+        super::types::OUT_NOTE.with(|n| *n.borrow_mut() = Some(text));
     }
     // SAFETY: `out` is non-NULL and the caller provides `size` >= bytes.len() writable bytes (the header's contract); u8 copies need no alignment.
     unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), out.cast::<u8>(), bytes.len()) };

@@ -31,6 +31,11 @@ static INIT_COUNT: AtomicUsize = AtomicUsize::new(0);
 /// `OFFLOAD_TRACE`: any value but empty or 0 prints every call to stderr.
 static TRACE: LazyLock<bool> = LazyLock::new(|| std::env::var("OFFLOAD_TRACE").is_ok_and(|v| !v.is_empty() && v != "0"));
 
+/// Whether `OFFLOAD_TRACE` is on.
+pub(crate) fn tracing() -> bool {
+    *TRACE
+}
+
 pub(crate) fn initialized() -> bool {
     INIT_COUNT.load(Ordering::Acquire) > 0
 }
@@ -42,7 +47,7 @@ pub(crate) fn init_count() -> &'static AtomicUsize {
 /// The boundary of every `ol*` export: the `OL_ERRC_UNINITIALIZED` check,
 /// panics caught, the trace line, and the error interned as `ol_result_t`.
 #[inline]
-pub fn entry(name: &'static str, args: impl FnOnce(&mut String), body: impl FnOnce() -> OlResult<()>) -> OlResultPtr {
+pub fn entry(name: &'static str, args: impl FnOnce(&mut String, bool), body: impl FnOnce() -> OlResult<()>) -> OlResultPtr {
     let is_init = name.len() == 6 && name == "olInit";
     if !is_init && !initialized() {
         // 22.1 prints no trace for these.
@@ -50,6 +55,11 @@ pub fn entry(name: &'static str, args: impl FnOnce(&mut String), body: impl FnOn
             code: errc::UNINITIALIZED,
             details: "liboffload has not been initialized - please call olInit before using this API".into(),
         });
+    }
+    let tracing = *TRACE;
+    if tracing {
+        // 22.1 prints the name first: calls made from a callback (olIterateDevices) nest inside the line.
+        trace_start(name);
     }
     let result = match catch_unwind(AssertUnwindSafe(body)) {
         Ok(r) => r,
@@ -62,8 +72,8 @@ pub fn entry(name: &'static str, args: impl FnOnce(&mut String), body: impl FnOn
             Err(OlError { code: errc::UNKNOWN, details: format!("internal error in {name}: {msg}") })
         }
     };
-    if *TRACE {
-        trace(name, args, &result);
+    if tracing {
+        trace_end(args, &result);
     }
     match result {
         Ok(()) => std::ptr::null(),
@@ -72,10 +82,17 @@ pub fn entry(name: &'static str, args: impl FnOnce(&mut String), body: impl FnOn
 }
 
 #[cold]
-fn trace(name: &str, args: impl FnOnce(&mut String), result: &OlResult<()>) {
-    let mut line = format!("---> {name}(");
+fn trace_start(name: &str) {
+    use std::io::Write;
+    types::OUT_NOTE.with(|n| n.borrow_mut().take());
+    let _ = std::io::stderr().write_all(format!("---> {name}").as_bytes());
+}
+
+#[cold]
+fn trace_end(args: impl FnOnce(&mut String, bool), result: &OlResult<()>) {
+    let mut line = String::from("(");
     // A panic while formatting must not escape either.
-    let _ = catch_unwind(AssertUnwindSafe(|| args(&mut line)));
+    let _ = catch_unwind(AssertUnwindSafe(|| args(&mut line, result.is_ok())));
     line.push_str(")-> ");
     match result {
         Ok(()) => line.push_str("OL_SUCCESS\n"),

@@ -9,6 +9,8 @@ use std::fmt::Write;
 /// Formats one argument for the trace line.
 pub trait TraceArg {
     fn trace(&self, out: &mut String);
+    /// For output parameters: the value written, after a successful call.
+    fn trace_out(&self, _out: &mut String) {}
 }
 
 impl<T> TraceArg for *const T {
@@ -21,9 +23,69 @@ impl<T> TraceArg for *const T {
     }
 }
 
-impl<T> TraceArg for *mut T {
+/// What an output parameter received, printed after its address as 22.1
+/// does (`.PropSizeRet = 0x7ffd... (20)`); only after a successful call.
+pub trait OutValue {
+    /// # Safety
+    /// `p` is non-NULL, aligned and was written by the successful call.
+    unsafe fn trace_value(p: *const Self, out: &mut String);
+}
+
+impl OutValue for c_void {
+    unsafe fn trace_value(_p: *const Self, out: &mut String) {
+        // A property value: the info query noted how to print it.
+        if let Some(v) = OUT_NOTE.with(|n| n.borrow_mut().take()) {
+            let _ = write!(out, " ({v})");
+        }
+    }
+}
+
+impl OutValue for usize {
+    unsafe fn trace_value(p: *const Self, out: &mut String) {
+        // SAFETY: the caller's contract.
+        let _ = write!(out, " ({})", unsafe { p.read() });
+    }
+}
+
+impl OutValue for bool {
+    unsafe fn trace_value(p: *const Self, out: &mut String) {
+        // SAFETY: the caller's contract.
+        let _ = write!(out, " ({})", unsafe { p.read() });
+    }
+}
+
+impl<U> OutValue for *mut U {
+    unsafe fn trace_value(p: *const Self, out: &mut String) {
+        out.push_str(" (");
+        // SAFETY: the caller's contract.
+        (unsafe { p.read() } as *const U).trace(out);
+        out.push(')');
+    }
+}
+
+impl<U> OutValue for *const U {
+    unsafe fn trace_value(p: *const Self, out: &mut String) {
+        out.push_str(" (");
+        // SAFETY: the caller's contract.
+        unsafe { p.read() }.trace(out);
+        out.push(')');
+    }
+}
+
+thread_local! {
+    /// How the last info query's value prints (set only while tracing).
+    pub static OUT_NOTE: std::cell::RefCell<Option<String>> = const { std::cell::RefCell::new(None) };
+}
+
+impl<T: OutValue> TraceArg for *mut T {
     fn trace(&self, out: &mut String) {
         (*self as *const T).trace(out)
+    }
+    fn trace_out(&self, out: &mut String) {
+        if !self.is_null() && (*self as usize).is_multiple_of(align_of::<T>().max(1)) {
+            // SAFETY: non-NULL, aligned, written by the successful call (trace_out runs only then).
+            unsafe { T::trace_value(*self, out) }
+        }
     }
 }
 
@@ -82,9 +144,7 @@ macro_rules! ol_enum {
             fn trace(&self, out: &mut String) {
                 match self.name() {
                     Some(n) => out.push_str(n),
-                    None => {
-                        let _ = write!(out, "{}", self.0);
-                    }
+                    None => out.push_str("unknown enumerator"),
                 }
             }
         }
