@@ -23,3 +23,6 @@ bash c-tests/cuda-indirect/run.sh
 # The AMDGPU plugin end to end against the CPU stand-in for the HSA runtime.
 bash c-tests/amdgpu-mock.sh
 bash bench/run.sh --smoke
+# issue 17: liboffload (the ol* API, libLLVMOffload.so.22.1) on our devices,
+# compiled against LLVM 22.1's OffloadAPI.h; differential against its library.
+bash c-tests/offload/run.sh
