@@ -162,7 +162,7 @@ macro_rules! handle_kind {
         }
 
         /// A live handle from C.
-        pub fn $get(h: *const $ty) -> OlResult<&'static $ty> {
+        pub(crate) fn $get(h: *const $ty) -> OlResult<&'static $ty> {
             if !is_live(h as usize, $kind) {
                 return err($code, format!(concat!("{:p} is not a live ", $what, " handle"), h));
             }
@@ -171,7 +171,7 @@ macro_rules! handle_kind {
         }
 
         /// Takes a live handle out of the live set and returns its box.
-        pub fn $destroy(h: *const $ty) -> OlResult<Box<$ty>> {
+        pub(crate) fn $destroy(h: *const $ty) -> OlResult<Box<$ty>> {
             if !unregister(h as usize, $kind) {
                 return err($code, format!(concat!("{:p} is not a live ", $what, " handle"), h));
             }

@@ -194,9 +194,14 @@ pub(crate) fn memcpy(queue: QueueH, dst: *mut c_void, dst_dev: DeviceH, src: *co
             // SAFETY: both are host memory of `size` bytes (the header's contract); `copy` allows overlap.
             unsafe { std::ptr::copy(src.cast::<u8>(), dst.cast::<u8>(), size) };
         }
-        // SAFETY (both arms): host memory of `size` bytes on the host side, a device range on the other (the caller's contract).
-        (None, Some((p, pd))) => unsafe { p.retrieve(pd, d, s as u64, n)? },
-        (Some((p, pd)), None) => unsafe { p.submit(pd, d as u64, s, n)? },
+        (None, Some((p, pd))) => {
+            // SAFETY: host memory of `size` bytes at `dst` (the caller's contract); `src` is a device range.
+            unsafe { p.retrieve(pd, d, s as u64, n)? }
+        }
+        (Some((p, pd)), None) => {
+            // SAFETY: host memory of `size` bytes at `src` (the caller's contract); `dst` is a device range.
+            unsafe { p.submit(pd, d as u64, s, n)? }
+        }
         (Some((dp, dpd)), Some((sp, spd))) => {
             if std::ptr::addr_eq(dp, sp) {
                 dp.exchange(spd, s as u64, dpd, d as u64, n)?;

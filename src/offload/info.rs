@@ -52,7 +52,7 @@ impl Value {
 }
 
 /// `ol*Info`: checks, then writes the value to `out` (`size` bytes).
-pub fn get(
+pub(crate) fn get(
     handle_is_null: bool,
     handle_name: &str,
     null_code: u32,
@@ -84,7 +84,7 @@ pub fn get(
 }
 
 /// `ol*InfoSize`: checks, then writes the value's size to `out`.
-pub fn size(
+pub(crate) fn size(
     handle_is_null: bool,
     handle_name: &str,
     null_code: u32,
@@ -103,7 +103,7 @@ pub fn size(
 
 /// Writes one value through an output pointer from C (NULL and
 /// misalignment are reported, never written through).
-pub fn write_out<T>(out: *mut T, value: T) -> OlResult<()> {
+pub(crate) fn write_out<T>(out: *mut T, value: T) -> OlResult<()> {
     if out.is_null() {
         return err(errc::INVALID_NULL_POINTER, "output pointer is NULL");
     }
