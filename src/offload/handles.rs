@@ -13,6 +13,7 @@ use crate::plugins::{ImageHandle, KernelHandle, Plugin};
 use crate::runtime::device::{AddrHash, Device};
 use parking_lot::{Mutex, RwLock};
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};
 
 /// `ol_platform_impl_t`: one per plugin with devices, plus the host platform.
@@ -96,6 +97,7 @@ pub struct OlSymbol {
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
+#[repr(usize)]
 enum Kind {
     Queue,
     Event,
@@ -121,12 +123,29 @@ fn register(addr: usize, kind: Kind) {
     LIVE.write().get_or_insert_with(HashMap::default).insert(addr, kind);
 }
 
+/// Per kind, the handle found live last (0: none). Written only under the
+/// live set's read lock and cleared under its write lock when that handle is
+/// destroyed, so it never names a destroyed handle: a launch checks its
+/// kernel and queue with one load each.
+static LAST_LIVE: [AtomicUsize; 4] = [const { AtomicUsize::new(0) }; 4];
+
+#[inline]
 fn is_live(addr: usize, kind: Kind) -> bool {
-    LIVE.read().as_ref().is_some_and(|m| m.get(&addr) == Some(&kind))
+    if addr != 0 && LAST_LIVE[kind as usize].load(Ordering::Acquire) == addr {
+        return true;
+    }
+    let guard = LIVE.read();
+    let live = guard.as_ref().is_some_and(|m| m.get(&addr) == Some(&kind));
+    if live {
+        LAST_LIVE[kind as usize].store(addr, Ordering::Release);
+    }
+    drop(guard);
+    live
 }
 
 fn unregister(addr: usize, kind: Kind) -> bool {
     let mut live = LIVE.write();
+    let _ = LAST_LIVE[kind as usize].compare_exchange(addr, 0, Ordering::AcqRel, Ordering::Acquire);
     let Some(map) = live.as_mut() else { return false };
     if map.get(&addr) == Some(&kind) {
         map.remove(&addr);

@@ -581,15 +581,18 @@ pub(crate) fn get_symbol_info_size(symbol: SymbolH, prop: SymbolInfo, ret: *mut 
 }
 
 fn kernel_on(device: DeviceH, kernel: SymbolH) -> OlResult<(&'static OlDevice, &'static OlSymbol)> {
-    let dev = handles::device(device)?;
     let sym = handles::symbol(kernel)?;
+    // A live symbol's device is a device: when it is `device`, no search is needed.
+    if !std::ptr::eq(sym.device, device) {
+        handles::device(device)?;
+    }
     if sym.kind.0 != 0 {
         return err(errc::SYMBOL_KIND, "the provided symbol is not a kernel");
     }
-    if !std::ptr::eq(sym.device, dev) {
+    if !std::ptr::eq(sym.device, device) {
         return err(errc::INVALID_DEVICE, "the kernel's program was created for another device");
     }
-    Ok((dev, sym))
+    Ok((sym.device, sym))
 }
 
 pub(crate) fn launch_kernel(
@@ -639,8 +642,9 @@ pub(crate) fn launch_kernel(
     let dyn_shared =
         u32::try_from(sz.dyn_shared_memory).ok().ok_or(()).or_else(|_| err(errc::INVALID_ARGUMENT, "DynSharedMemory is too large"))?;
     // The argument buffer as 8-byte values (the last one zero-padded).
-    let mut words: smallvec::SmallVec<[u64; 16]> = smallvec::smallvec![0; args_size.div_ceil(8)];
+    let mut words: smallvec::SmallVec<[u64; 16]> = smallvec::SmallVec::new();
     if args_size > 0 {
+        words.resize(args_size.div_ceil(8), 0);
         let b = bytes(args, args_size)?;
         // SAFETY: `words` has at least `args_size` bytes; u8 copies need no alignment.
         unsafe { std::ptr::copy_nonoverlapping(b.as_ptr(), words.as_mut_ptr().cast::<u8>(), args_size) };
