@@ -86,5 +86,27 @@ else
   echo "skipped: llvm-offload-device-info-22 not installed"
 fi
 
+# 6. The same ol* program on the CPU device and on the CUDA stand-in
+#    (gpu-images' kernels as x86-64 .so and sm_90 cubin; mock-cuda as libcuda).
+G=${GPU_IMAGES:-$ROOT/target/gpu-images}
+if [ -e "$G/mock-cuda/libcuda.so.1" ] && [ -e "$G/kernels/kernels.sm_90.cubin" ]; then
+  clang-22 -Wall -Wextra -Werror -I"$INC" "$S/gpu.c" -L"$LLVM_LIB" -lLLVMOffload -o "$O/gpu"
+  CUDA_ENV=(OMPTARGET_RS_LIBCUDA="$G/mock-cuda/libcuda.so.1" MOCK_CUDA_EMU="$G/kernels/kernels.emu.so" LD_LIBRARY_PATH="$REL")
+  env "${CUDA_ENV[@]}" timeout 60 "$O/gpu" "$G/kernels/kernels.x86_64.so" "$G/kernels/kernels.sm_90.cubin" "$G/kernels/kernels.sm_90.ptx" >"$O/gpu.out" 2>&1
+  rc=$?
+  lines=$(grep -c '^device: ' "$O/gpu.out")
+  distinct=$(grep '^device: ' "$O/gpu.out" | sort -u | wc -l)
+  if [ $rc = 0 ] && [ "$lines" = 2 ] && [ "$distinct" = 1 ] && has "$O/gpu.out" "saxpy sum 1000000.0" && has "$O/gpu.out" "PTX valid on the CUDA device: 1"; then
+    ok "gpu.c: same results on the CPU device and the CUDA stand-in ($(grep -m1 '^device: ' "$O/gpu.out" | cut -c9-60)...)"
+  else bad "gpu.c on CPU device vs CUDA stand-in (exit $rc)" "$O/gpu.out"; fi
+  env "${CUDA_ENV[@]}" timeout 60 llvm-offload-device-info-22 >"$O/device-info-cuda.out" 2>&1
+  rc=$?
+  if [ $rc = 0 ] && has "$O/device-info-cuda.out" "Platform Backend: CUDA" && has "$O/device-info-cuda.out" "Type: GPU"; then
+    ok "llvm-offload-device-info-22 lists the CUDA stand-in's device"
+  else bad "llvm-offload-device-info-22 with mock-cuda (exit $rc)" "$O/device-info-cuda.out"; fi
+else
+  echo "skipped: gpu-images not built (c-tests/gpu-images.sh): no CUDA stand-in check"
+fi
+
 echo "$pass passed, $fail failed"
 [ "$fail" = 0 ]

@@ -156,10 +156,15 @@ pub fn device_info(dev: &'static OlDevice, prop: DeviceInfo) -> OlResult<Value> 
             _ => unreachable!("{name} handled above"),
         });
     }
-    // GPUs: what the plugin's device description says.
+    // GPUs: what the plugin's device description says; what it does not
+    // query is the architecture's fixed limit, or 0 for "unknown" (clock rates).
     let prop_u64 =
         |keys: &[&str]| keys.iter().find_map(|k| dev.props.get(*k)).and_then(|v| v.split_whitespace().next()?.parse::<u64>().ok());
     let cuda = rt.plugin.name() == "cuda";
+    let group = prop_u64(&["Maximum Threads per Block", "Workgroup Max Size"]).unwrap_or(1024).min(u64::from(u32::MAX)) as u32;
+    let grid = prop_u64(&["Maximum Grid Dimensions", "Max Teams"]).unwrap_or(u64::from(u32::MAX)).min(u64::from(u32::MAX)) as u32;
+    let memory = prop_u64(&["Global Memory Size"]).unwrap_or(0);
+    let group_dims = if cuda { [group, group, group.min(64)] } else { [group; 3] };
     Ok(match prop.0 {
         0 => Enum(2, DEVICE_TYPE_NAMES),
         1 => Ptr(dev.platform as *const OlPlatform as usize),
@@ -171,18 +176,23 @@ pub fn device_info(dev: &'static OlDevice, prop: DeviceInfo) -> OlResult<Value> 
             .unwrap_or_else(|| format!("{} device", dev.platform.name))),
         4 => Str(rt.plugin.uid(rt.plugin_device)),
         5 => Str(dev.platform.vendor.clone()),
-        6 => Str(dev
-            .props
-            .get("CUDA Driver Version")
-            .or(dev.props.get("HSA Runtime Version"))
-            .cloned()
-            .ok_or(())
-            .or_else(|_| unsupported(dev, prop))?),
-        7 => U32(prop_u64(&["Maximum Threads per Block", "Workgroup Max Size"]).map_or_else(|| unsupported(dev, prop), |v| Ok(v as u32))?),
+        6 => {
+            Str(dev.props.get("CUDA Driver Version").or(dev.props.get("HSA Runtime Version")).cloned().unwrap_or_else(|| "unknown".into()))
+        }
+        7 => U32(group),
+        8 => Dims(group_dims),
+        9 => U32(group.saturating_mul(grid)),
+        10 => Dims(group_dims.map(|g| g.saturating_mul(grid))),
         11 => U32(if cuda { 0x10de } else { 0x1002 }),
-        12 => U32(prop_u64(&["Number of Multiprocessors", "Compute Units"]).map_or_else(|| unsupported(dev, prop), |v| Ok(v as u32))?),
+        12 => U32(prop_u64(&["Number of Multiprocessors", "Compute Units"]).unwrap_or(0) as u32),
+        13 | 14 => U32(0),
         15 => U32(64),
-        17 => U64(prop_u64(&["Global Memory Size"]).map_or_else(|| unsupported(dev, prop), Ok)?),
+        16 | 17 => U64(memory),
+        // Static shared memory per block (CUDA's default limit) / LDS per work group.
+        18 => U64(if cuda { 48 << 10 } else { 64 << 10 }),
+        19 | 20 => U32(FP_ALL),
+        21 => U32(FP_ALL),
+        22..=28 => U32(1),
         _ => return unsupported(dev, prop),
     })
 }
