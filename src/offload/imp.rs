@@ -13,10 +13,11 @@ use super::handles::{self, OlDevice, OlEvent, OlProgram, OlQueue, OlSymbol};
 use super::info::{self, Value, write_out};
 use super::types::*;
 use crate::plugins::{AllocKind, LaunchDims};
+use crate::runtime::device::AddrHash;
 use crate::runtime::image::{elf_symbol_size, parse_offload_binary};
 use core::ffi::{CStr, c_char, c_void};
 use parking_lot::Mutex;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::Ordering;
 
 fn null_handle<T>(what: &str) -> OlResult<T> {
@@ -88,8 +89,10 @@ struct Allocation {
     kind: AllocType,
 }
 
-/// Live `olMemAlloc` allocations by base address.
-static ALLOCS: Mutex<BTreeMap<usize, Allocation>> = Mutex::new(BTreeMap::new());
+/// Live `olMemAlloc` allocations by base address. A hash map: alloc and
+/// free (the frequent calls) look up exact bases; a pointer inside an
+/// allocation (`olGetMemInfo`, `olMemFill` without a queue) falls back to a scan.
+static ALLOCS: Mutex<Option<HashMap<usize, Allocation, AddrHash>>> = Mutex::new(None);
 /// `olMemRegister` ranges: (device handle, base) → size.
 static REGISTERED: Mutex<BTreeMap<(usize, usize), usize>> = Mutex::new(BTreeMap::new());
 
@@ -105,8 +108,11 @@ fn alloc_kind(t: AllocType) -> OlResult<AllocKind> {
 /// The allocation containing `ptr`: (base, size, device, type).
 fn find_alloc(ptr: usize) -> Option<(usize, usize, &'static OlDevice, AllocType)> {
     let allocs = ALLOCS.lock();
-    let (&base, a) = allocs.range(..=ptr).next_back()?;
-    (ptr < base + a.size).then_some((base, a.size, a.device, a.kind))
+    let allocs = allocs.as_ref()?;
+    if let Some(a) = allocs.get(&ptr) {
+        return Some((ptr, a.size, a.device, a.kind));
+    }
+    allocs.iter().find(|&(&base, a)| ptr > base && ptr - base < a.size).map(|(&base, a)| (base, a.size, a.device, a.kind))
 }
 
 pub(crate) fn mem_alloc(device: DeviceH, ty: AllocType, size: usize, out: *mut *mut c_void) -> OlResult<()> {
@@ -123,9 +129,9 @@ pub(crate) fn mem_alloc(device: DeviceH, ty: AllocType, size: usize, out: *mut *
     let kind = alloc_kind(ty)?;
     let rt = dev.plugin_device("olMemAlloc")?;
     let ptr = rt.alloc(size as u64, kind)? as usize;
-    ALLOCS.lock().insert(ptr, Allocation { size, device: dev, kind: ty });
+    ALLOCS.lock().get_or_insert_with(HashMap::default).insert(ptr, Allocation { size, device: dev, kind: ty });
     if let Err(e) = write_out(out, ptr as *mut c_void) {
-        ALLOCS.lock().remove(&ptr);
+        ALLOCS.lock().as_mut().map(|m| m.remove(&ptr));
         let _ = rt.free(ptr as u64, kind);
         return Err(e);
     }
@@ -136,7 +142,7 @@ pub(crate) fn mem_free(address: *mut c_void) -> OlResult<()> {
     if address.is_null() {
         return null_pointer("Address");
     }
-    let Some(a) = ALLOCS.lock().remove(&(address as usize)) else {
+    let Some(a) = ALLOCS.lock().as_mut().and_then(|m| m.remove(&(address as usize))) else {
         return err(errc::INVALID_ARGUMENT, format!("{address:p} is not the start of a live olMemAlloc allocation"));
     };
     let rt = a.device.plugin_device("olMemFree")?;
