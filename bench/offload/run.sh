@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # bench/offload/run.sh - ol* costs on the CPU device (issue 17): instructions
-# per operation from callgrind ((Ir(n2) - Ir(n1)) / (n2 - n1)) and ns per
+# per operation from callgrind (the loop function only, divided by N) and ns per
 # operation, for olLaunchKernel(empty)+olSyncQueue, olMemcpy 8 B and 64 MiB,
 # olMemAlloc+olMemFree; beside the OpenMP path of the same runtime and the
 # physical floor (a call through a pointer, memcpy, malloc+free).
@@ -22,16 +22,12 @@ clang-22 -O2 -g -fopenmp -fopenmp-targets=x86_64-unknown-linux-gnu -I"$INC" benc
   -L/usr/lib/llvm-22/lib -lLLVMOffload -o "$B/ol_bench"
 run() { LD_LIBRARY_PATH=$B/lib "$B/ol_bench" "$@" "$B/kernel.so"; }
 
-ir() { # ir MODE N -> total instructions
-  local out=$B/cg.$1.$2
-  LD_LIBRARY_PATH=$B/lib valgrind --tool=callgrind --callgrind-out-file="$out" "$B/ol_bench" "$1" "$2" "$B/kernel.so" >/dev/null 2>&1
-  grep -E '^summary:' "$out" | awk '{print $2}'
-}
-per_op() { # per_op MODE -> instructions per operation
-  local n1=1000 n2=11000
-  [ $SMOKE = 1 ] && n1=100 n2=1100
-  local a b; a=$(ir "$1" $n1); b=$(ir "$1" $n2)
-  awk -v a="$a" -v b="$b" -v d=$((n2 - n1)) 'BEGIN { printf "%.1f", (b - a) / d }'
+per_op() { # per_op MODE -> instructions per operation, the measured loop only
+  local n=20000 out=$B/cg.$1
+  [ $SMOKE = 1 ] && n=1000
+  LD_LIBRARY_PATH=$B/lib valgrind --tool=callgrind --toggle-collect=ol_bench_loop --callgrind-out-file="$out" \
+    "$B/ol_bench" "$1" $n "$B/kernel.so" >/dev/null 2>&1
+  grep -E '^summary:' "$out" | awk -v n=$n '{ printf "%.1f", $2 / n }'
 }
 ns() { # ns MODE N -> median of 5 runs
   local r=5; [ $SMOKE = 1 ] && r=1

@@ -635,12 +635,8 @@ pub(crate) fn launch_kernel(
     if !(1..=3).contains(&sz.dimensions) {
         return err(errc::INVALID_ARGUMENT, format!("LaunchSizeArgs.Dimensions is {}; it must be 1, 2 or 3", sz.dimensions));
     }
-    let fix = |d: Dimensions| {
-        let v = [d.x, d.y, d.z];
-        let mut out = [1u32; 3];
-        out[..sz.dimensions].copy_from_slice(&v[..sz.dimensions]);
-        out
-    };
+    // Dimensions past `Dimensions` count as 1 (selects, not a variable-length copy).
+    let fix = |d: Dimensions| [d.x, if sz.dimensions > 1 { d.y } else { 1 }, if sz.dimensions > 2 { d.z } else { 1 }];
     let (teams, threads) = (fix(sz.num_groups), fix(sz.group_size));
     if teams.contains(&0) || threads.contains(&0) {
         return err(errc::INVALID_ARGUMENT, "a group count or group size is 0");
