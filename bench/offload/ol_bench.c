@@ -45,8 +45,19 @@ __attribute__((noinline)) int ol_bench_loop(const char *mode, long n) {
     for (long i = 0; i < n; ++i) OK(olMemcpy(NULL, d8, cpu, &h8, host, 8));
   } else if (!strcmp(mode, "ol_alloc")) {
     for (long i = 0; i < n; ++i) { void *p; OK(olMemAlloc(cpu, OL_ALLOC_TYPE_DEVICE, 64, &p)); OK(olMemFree(p)); }
-  } else if (!strcmp(mode, "ol_memcpy64m")) {
-    for (long i = 0; i < n; ++i) OK(olMemcpy(NULL, dbig, cpu, (i & 1) ? hbig : hbig2, host, big));
+  } else if (!strcmp(mode, "xfer64m")) {
+    // olMemcpy and memcpy of the same buffers, interleaved in one process.
+    double t_ol = 0, t_mc = 0;
+    for (long i = 0; i < n; ++i) {
+      double a = now();
+      OK(olMemcpy(NULL, dbig, cpu, (i & 1) ? hbig : hbig2, host, big));
+      double b = now();
+      memcpy(dbig, (i & 1) ? hbig2 : hbig, big);
+      double c = now();
+      t_ol += b - a;
+      t_mc += c - b;
+    }
+    printf("ns ol_memcpy64m %.2f\nns floor_memcpy64m %.2f\n", t_ol / n, t_mc / n);
   } else if (!strcmp(mode, "omp_region")) {
     for (long i = 0; i < n; ++i) {
       #pragma omp target device(0)
@@ -62,8 +73,6 @@ __attribute__((noinline)) int ol_bench_loop(const char *mode, long n) {
     for (long i = 0; i < n; ++i) { int64_t v; memcpy(&v, &h8, 8); sink8 = v; }
   } else if (!strcmp(mode, "floor_malloc")) {
     for (long i = 0; i < n; ++i) { void *volatile p = malloc(64); free(p); }
-  } else if (!strcmp(mode, "floor_memcpy64m")) {
-    for (long i = 0; i < n; ++i) memcpy(dbig, (i & 1) ? hbig : hbig2, big);
   } else return 1;
   return 0;
 }
