@@ -26,3 +26,4 @@ bash bench/run.sh --smoke
 # issue 17: liboffload (the ol* API, libLLVMOffload.so.22.1) on our devices,
 # compiled against LLVM 22.1's OffloadAPI.h; differential against its library.
 bash c-tests/offload/run.sh
+bash bench/offload/run.sh --smoke
