@@ -1,8 +1,9 @@
-// The same ol* program on the CPU device and on a CUDA device (issue 17):
+// The same ol* program on the CPU device and on a GPU device (issue 17):
 // gpu-images' kernels (saxpy, read_global, write_global; device globals
-// g_value, g_table) built for x86-64 and as an sm_90 cubin. Run with
-// mock-cuda (CPU stand-in for libcuda) as the driver; run.sh compares the
-// lines each device prints.   gpu KERNELS.x86_64.so KERNELS.sm_90.cubin [PTX]
+// g_value, g_table) built for x86-64 and for the GPU (sm_90 cubin or gfx90a
+// code object). Run with mock-cuda or mock-hsa (CPU stand-ins for the
+// drivers); run.sh compares the lines each device prints.
+//   gpu KERNELS.x86_64.so GPU_IMAGE [PTX]
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -87,7 +88,7 @@ int main(int argc, char **argv) {
   if (argc < 3) return 2;
   OK(olInit());
   OK(olIterateDevices(pick, NULL));
-  if (!gpu) { printf("skipped: no GPU device (is mock-cuda the driver?)\n"); return 0; }
+  if (!gpu) { printf("skipped: no GPU device (is a stand-in the driver?)\n"); return 0; }
   size_t nso, ncubin, nptx = 0;
   void *so = slurp(argv[1], &nso), *cubin = slurp(argv[2], &ncubin), *ptx = argc > 3 ? slurp(argv[3], &nptx) : NULL;
   bool v;

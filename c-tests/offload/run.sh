@@ -108,5 +108,26 @@ else
   echo "skipped: gpu-images not built (c-tests/gpu-images.sh): no CUDA stand-in check"
 fi
 
+# 7. The same on the AMDGPU stand-in (mock-hsa; gfx90a code object).
+MOCK_HSA=$G/amdgpu/mock-hsa/libhsa-runtime64.so.1
+[ -e "$MOCK_HSA" ] || bash "$ROOT/c-tests/amdgpu-images.sh" "$G" >/dev/null 2>&1
+if [ -e "$MOCK_HSA" ] && [ -e "$G/kernels/kernels.gfx90a.hsaco" ] && [ -e "$O/gpu" ]; then
+  HSA_ENV=(OMPTARGET_RS_LIBHSA="$MOCK_HSA" MOCK_HSA_EMU="$G/kernels/kernels.emu.so" LD_LIBRARY_PATH="$REL")
+  env "${HSA_ENV[@]}" timeout 60 "$O/gpu" "$G/kernels/kernels.x86_64.so" "$G/kernels/kernels.gfx90a.hsaco" >"$O/gpu-amd.out" 2>&1
+  rc=$?
+  lines=$(grep -c '^device: ' "$O/gpu-amd.out")
+  distinct=$(grep '^device: ' "$O/gpu-amd.out" | sort -u | wc -l)
+  if [ $rc = 0 ] && [ "$lines" = 2 ] && [ "$distinct" = 1 ] && has "$O/gpu-amd.out" "saxpy sum 1000000.0"; then
+    ok "gpu.c: same results on the CPU device and the AMDGPU stand-in"
+  else bad "gpu.c on CPU device vs AMDGPU stand-in (exit $rc)" "$O/gpu-amd.out"; fi
+  env "${HSA_ENV[@]}" timeout 60 llvm-offload-device-info-22 >"$O/device-info-amd.out" 2>&1
+  rc=$?
+  if [ $rc = 0 ] && has "$O/device-info-amd.out" "Platform Backend: AMDGPU"; then
+    ok "llvm-offload-device-info-22 lists the AMDGPU stand-in's device"
+  else bad "llvm-offload-device-info-22 with mock-hsa (exit $rc)" "$O/device-info-amd.out"; fi
+else
+  echo "skipped: AMDGPU stand-in not built: no AMDGPU check"
+fi
+
 echo "$pass passed, $fail failed"
 [ "$fail" = 0 ]

@@ -36,7 +36,7 @@ pub fn discover() -> Topology {
         let Some(first) = plugin_devices.first() else { continue };
         let (backend, name, vendor) = match first.plugin.name() {
             "cuda" => (1, "CUDA", "NVIDIA Corporation"),
-            "amdgpu" => (2, "AMDGPU", "Advanced Micro Devices, Inc."),
+            "amdgpu" => (2, "AMDGPU", "AMD"),
             // The host plugin: a real CPU platform (22.1 has no CPU backend
             // value; HOST is the closest, the device type says CPU).
             _ => (HOST_BACKEND, "x86_64", "omptarget-rs"),
