@@ -101,6 +101,31 @@ int main(int argc, char **argv) {
   TRUE(olCreateProgram(gpu, so, nso, &bad) != NULL);
   run("device", cpu, so, nso);
   run("device", gpu, cubin, ncubin);
+
+  // A 3-D grid with dynamic shared memory on the GPU: every work item writes
+  // its blockIdx, threadIdx, blockDim and gridDim (launch_dims).
+  ol_program_handle_t prog;
+  ol_symbol_handle_t dims;
+  OK(olCreateProgram(gpu, cubin, ncubin, &prog));
+  OK(olGetSymbol(prog, "launch_dims", OL_SYMBOL_KIND_KERNEL, &dims));
+  enum { ITEMS = 2 * 3 * 2 * 4 * 2 * 1, WORDS = 12 };
+  uint32_t *drec;
+  OK(olMemAlloc(gpu, OL_ALLOC_TYPE_DEVICE, ITEMS * WORDS * 4, (void **)&drec));
+  struct { void *dyn; uint32_t *rec; int64_t cap; } da = {NULL, drec, ITEMS};
+  ol_kernel_launch_size_args_t ls3 = {3, {2, 3, 2}, {4, 2, 1}, 256};
+  OK(olLaunchKernel(NULL, gpu, dims, &da, sizeof da, &ls3));
+  static uint32_t rec[ITEMS * WORDS];
+  OK(olMemcpy(NULL, rec, host, drec, gpu, sizeof rec));
+  int seen = 0;
+  for (int i = 0; i < ITEMS; ++i) {
+    uint32_t *r = rec + i * WORDS;
+    TRUE(r[6] == 4 && r[7] == 2 && r[8] == 1 && r[9] == 2 && r[10] == 3 && r[11] == 2);
+    TRUE(r[0] < 2 && r[1] < 3 && r[2] < 2 && r[3] < 4 && r[4] < 2 && r[5] == 0);
+    ++seen;
+  }
+  printf("3-D launch on the GPU: %d work items with grid {2,3,2} and blocks {4,2,1}\n", seen);
+  OK(olMemFree(drec));
+  OK(olDestroyProgram(prog));
   OK(olShutDown());
   return 0;
 }

@@ -96,7 +96,7 @@ if [ -e "$G/mock-cuda/libcuda.so.1" ] && [ -e "$G/kernels/kernels.sm_90.cubin" ]
   rc=$?
   lines=$(grep -c '^device: ' "$O/gpu.out")
   distinct=$(grep '^device: ' "$O/gpu.out" | sort -u | wc -l)
-  if [ $rc = 0 ] && [ "$lines" = 2 ] && [ "$distinct" = 1 ] && has "$O/gpu.out" "saxpy sum 1000000.0" && has "$O/gpu.out" "PTX valid on the CUDA device: 1"; then
+  if [ $rc = 0 ] && [ "$lines" = 2 ] && [ "$distinct" = 1 ] && has "$O/gpu.out" "saxpy sum 1000000.0" && has "$O/gpu.out" "PTX valid on the CUDA device: 1" && has "$O/gpu.out" "3-D launch on the GPU: 96 work items"; then
     ok "gpu.c: same results on the CPU device and the CUDA stand-in ($(grep -m1 '^device: ' "$O/gpu.out" | cut -c9-60)...)"
   else bad "gpu.c on CPU device vs CUDA stand-in (exit $rc)" "$O/gpu.out"; fi
   env "${CUDA_ENV[@]}" timeout 60 llvm-offload-device-info-22 >"$O/device-info-cuda.out" 2>&1
@@ -117,7 +117,7 @@ if [ -e "$MOCK_HSA" ] && [ -e "$G/kernels/kernels.gfx90a.hsaco" ] && [ -e "$O/gp
   rc=$?
   lines=$(grep -c '^device: ' "$O/gpu-amd.out")
   distinct=$(grep '^device: ' "$O/gpu-amd.out" | sort -u | wc -l)
-  if [ $rc = 0 ] && [ "$lines" = 2 ] && [ "$distinct" = 1 ] && has "$O/gpu-amd.out" "saxpy sum 1000000.0"; then
+  if [ $rc = 0 ] && [ "$lines" = 2 ] && [ "$distinct" = 1 ] && has "$O/gpu-amd.out" "saxpy sum 1000000.0" && has "$O/gpu-amd.out" "3-D launch on the GPU: 96 work items"; then
     ok "gpu.c: same results on the CPU device and the AMDGPU stand-in"
   else bad "gpu.c on CPU device vs AMDGPU stand-in (exit $rc)" "$O/gpu-amd.out"; fi
   env "${HSA_ENV[@]}" timeout 60 llvm-offload-device-info-22 >"$O/device-info-amd.out" 2>&1
