@@ -11,8 +11,22 @@ fn main() {
     println!("cargo:rerun-if-changed={list}");
     println!("cargo:rerun-if-changed=build.rs");
     let text = std::fs::read_to_string(list).expect("read src/api/exports.list");
-    let names: Vec<&str> = text.lines().map(str::trim).filter(|l| !l.is_empty() && !l.starts_with('#')).collect();
+    let mut names: Vec<&str> = text.lines().map(str::trim).filter(|l| !l.is_empty() && !l.starts_with('#')).collect();
     let out = PathBuf::from(std::env::var("OUT_DIR").expect("OUT_DIR"));
+
+    // liboffload (`ol*`): the names come from the one declaration list in
+    // src/offload/api.rs, lines `fn olName / olNameWithCodeLoc(...) => ...;`.
+    let ol_list = "src/offload/api.rs";
+    println!("cargo:rerun-if-changed={ol_list}");
+    let ol_text = std::fs::read_to_string(ol_list).expect("read src/offload/api.rs");
+    let ol_names: Vec<&str> = ol_text
+        .lines()
+        .filter_map(|l| l.trim().strip_prefix("fn ol").map(|_| l.trim()))
+        .filter_map(|l| l.strip_prefix("fn ")?.split('(').next())
+        .flat_map(|pair| pair.split('/').map(str::trim))
+        .collect();
+    std::fs::write(out.join("offload_exports.txt"), ol_names.join("\n") + "\n").expect("write offload_exports.txt");
+    names.extend(ol_names);
 
     let mut script = String::from("VERS1.0 {\n  global:\n");
     for n in &names {
@@ -36,4 +50,24 @@ fn main() {
         println!("cargo:rustc-link-arg-{kind}=-Wl,--undefined-version");
     }
     println!("cargo:rustc-cdylib-link-arg=-Wl,-soname,libomptarget.so.22.1");
+    link_offload_name(&out);
+}
+
+/// The same library is liboffload too: `target/<profile>/libLLVMOffload.so.22.1`
+/// is a relative symlink to `libomptarget_rs.so` (the name programs linked
+/// against LLVM's liboffload look for on the library path). Made here, before
+/// the link, so `cargo build` leaves it; it dangles only until the link ends.
+fn link_offload_name(out: &std::path::Path) {
+    // OUT_DIR is target/<profile>/build/<pkg>-<hash>/out.
+    let Some(profile_dir) = out.ancestors().nth(3) else { return };
+    if out.ancestors().nth(2).and_then(|b| b.file_name()) != Some(std::ffi::OsStr::new("build")) {
+        return;
+    }
+    let link = profile_dir.join("libLLVMOffload.so.22.1");
+    if std::fs::read_link(&link).is_ok_and(|t| t == std::path::Path::new("libomptarget_rs.so")) {
+        return;
+    }
+    let _ = std::fs::remove_file(&link);
+    // Best effort: a read-only target folder only loses the convenience name.
+    let _ = std::os::unix::fs::symlink("libomptarget_rs.so", &link);
 }

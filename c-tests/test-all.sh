@@ -25,3 +25,7 @@ bash c-tests/amdgpu-mock.sh
 bash bench/run.sh --smoke
 # Issue 11: concurrent map/unmap of one variable, 200 runs x 8 threads x 10^4 regions (and 50 on deferred queues).
 bash c-tests/stress/map-race.sh 200 50
+# issue 17: liboffload (the ol* API, libLLVMOffload.so.22.1) on our devices,
+# compiled against LLVM 22.1's OffloadAPI.h; differential against its library.
+bash c-tests/offload/run.sh
+bash bench/offload/run.sh --smoke

@@ -14,6 +14,7 @@
 //! - [`runtime`]: devices, registered images, the mapping table, data motion
 //!   and kernel launch. No FFI.
 //! - [`plugins`]: one back-end per folder behind the [`plugins::Plugin`] trait.
+//! - [`offload`]: liboffload's `ol*` API (`libLLVMOffload.so.22.1`) on the same devices.
 //! - [`env`]: configuration read once from the environment, diagnostics and
 //!   the failure policy.
 
@@ -21,5 +22,6 @@ pub mod abi;
 pub mod api;
 pub mod env;
 pub mod error;
+pub mod offload;
 pub mod plugins;
 pub mod runtime;

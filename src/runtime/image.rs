@@ -158,6 +158,32 @@ pub fn elf_ident(bytes: &[u8]) -> Result<ElfIdent> {
     })
 }
 
+/// Checks that the program headers and every segment they describe lie
+/// inside the image: ld.so maps segments straight from the file, and a
+/// truncated shared object would fault (SIGBUS) inside `dlopen`.
+pub fn elf_segments_in_bounds(bytes: &[u8]) -> Result<()> {
+    elf_ident(bytes)?;
+    let len = bytes.len() as u64;
+    let phoff = read_u64(bytes, 0x20).unwrap_or(u64::MAX);
+    let phentsize = u64::from(read_u16(bytes, 0x36).unwrap_or(0));
+    let phnum = u64::from(read_u16(bytes, 0x38).unwrap_or(0));
+    if phentsize < 56 && phnum > 0 {
+        return Err(bad(format!("ELF program header entries of {phentsize} bytes are too small")));
+    }
+    if phentsize.checked_mul(phnum).and_then(|t| t.checked_add(phoff)).is_none_or(|end| end > len) {
+        return Err(bad(format!("ELF image truncated: its {phnum} program headers at offset {phoff} end past its {len} bytes")));
+    }
+    for i in 0..phnum {
+        let ph = (phoff + i * phentsize) as usize;
+        let offset = read_u64(bytes, ph + 8).unwrap_or(u64::MAX);
+        let filesz = read_u64(bytes, ph + 32).unwrap_or(u64::MAX);
+        if offset.checked_add(filesz).is_none_or(|end| end > len) {
+            return Err(bad(format!("ELF image truncated: segment {i} [{offset}, +{filesz}) ends past its {len} bytes")));
+        }
+    }
+    Ok(())
+}
+
 /// Finds the size of a defined symbol in the image's dynamic symbol table
 /// (used to check a global's size against the host's view).
 pub fn elf_symbol_size(bytes: &[u8], name: &str) -> Option<u64> {

@@ -301,6 +301,16 @@ impl Runtime {
         }
     }
 
+    /// liboffload's view (`olInit`): every plugin initialised, drivers
+    /// included, and every device exposed, in plugin order. Returns each
+    /// plugin's devices (empty when it has none); the devices are the ones
+    /// OpenMP numbers, so both APIs share them.
+    pub fn all_plugin_devices(&self) -> Vec<Vec<Arc<Device>>> {
+        (0..self.plugins.len())
+            .map(|pi| self.plugin_device_ids(pi).into_iter().filter_map(|id| self.devices.get(id).cloned()).collect())
+            .collect()
+    }
+
     /// Number of initialised devices (`omp_get_num_devices`).
     pub fn num_devices(&self) -> usize {
         self.devices.len()

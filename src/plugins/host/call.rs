@@ -74,7 +74,10 @@ pub unsafe fn call_kernel(kernel: usize, args: &[u64]) {
     let regs: &[u64] = if args.len() >= 6 {
         args
     } else {
-        padded[..args.len()].copy_from_slice(args);
+        // Element by element: a variable-length slice copy would call memcpy.
+        for (slot, a) in padded.iter_mut().zip(args) {
+            *slot = *a;
+        }
         &padded
     };
     // SAFETY: `regs` holds at least 6 readable u64 and `args.len()` <= regs.len(); the trampoline reads only those slots; the kernel contract is the caller's.

@@ -111,6 +111,7 @@ impl Plugin for HostPlugin {
     }
 
     fn load_binary(&self, device: usize, image: &[u8]) -> Result<ImageHandle> {
+        crate::runtime::image::elf_segments_in_bounds(image).map_err(|e| load_error(e.to_string()))?;
         let (path, fd) = Self::memfd_with(image, device)?;
         // SAFETY: loading a shared object runs its constructors; the image was registered by the program as its own device code for this target.
         let lib = unsafe { libloading::os::unix::Library::open(Some(&path), libc::RTLD_NOW | libc::RTLD_LOCAL) };
