@@ -13,6 +13,7 @@ pub mod device;
 pub mod device_api;
 pub mod entries;
 pub mod image;
+pub mod interop;
 pub mod launch;
 pub mod mapping;
 pub mod registry;
