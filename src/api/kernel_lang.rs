@@ -10,6 +10,9 @@
 //! and completes before `llvmLaunchKernel` returns (the stream argument is
 //! not used), and the return value is 0 for a launch, `u32::MAX` (-1) when
 //! offloading is disabled or there is no device (the stub then runs nothing).
+//! Unlike 22.1, whose launch struct has Version 0 and so keeps only
+//! `grid.x`/`block.x` and drops the dynamic shared memory, the whole 3-D
+//! configuration and `shmem` are launched (y and z of 0 mean 1).
 //! The argument buffer reaches the plugin as the kernel's parameter buffer
 //! ([`Plugin::launch_raw`]): the CUDA plugin launches it; the host and AMDGPU
 //! plugins report that they cannot and the failure policy applies.
@@ -116,9 +119,11 @@ pub unsafe extern "C" fn llvmLaunchKernel(func: *const c_void, grid: dim3, block
                 k.name,
                 p.size
             );
+            // The wrapper header's dim3 defaults y and z to 0: they mean 1.
+            let one = |v: u32| v.max(1);
             let dims = LaunchDims {
-                teams: [grid.x, grid.y, grid.z],
-                threads: [block.x, block.y, block.z],
+                teams: [grid.x, one(grid.y), one(grid.z)],
+                threads: [block.x, one(block.y), one(block.z)],
                 dyn_shared_bytes: u32::try_from(shared_mem).unwrap_or(u32::MAX),
                 tripcount: 0,
             };
