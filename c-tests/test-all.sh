@@ -23,3 +23,5 @@ bash c-tests/cuda-indirect/run.sh
 # The AMDGPU plugin end to end against the CPU stand-in for the HSA runtime.
 bash c-tests/amdgpu-mock.sh
 bash bench/run.sh --smoke
+# --- issue 15: interop objects and kernel-language launches on the stand-ins.
+bash c-tests/interop/run.sh

@@ -178,7 +178,9 @@ pub unsafe extern "C" fn __tgt_interop_init(
 ) {
     // SAFETY: forwarded contract.
     if unsafe { read_var(interop_ptr) }.is_none() {
-        void_entry("__tgt_interop_init", || Err(crate::error::OffloadError::InvalidArgument("interop variable pointer is NULL or misaligned".into())));
+        void_entry("__tgt_interop_init", || {
+            Err(crate::error::OffloadError::InvalidArgument("interop variable pointer is NULL or misaligned".into()))
+        });
         return;
     }
     let (mut ctx, deps) = compat(gtid, ndeps, dep_list, have_nowait);

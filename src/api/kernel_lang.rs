@@ -99,14 +99,23 @@ pub struct KernelLaunchParams {
 /// `args` points to a `KernelLaunchParams` whose buffer holds `size`
 /// readable bytes laid out as the kernel's parameters.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn llvmLaunchKernel(func: *const c_void, grid: dim3, block: dim3, args: *mut c_void, shared_mem: usize, _stream: *mut c_void) -> u32 {
+pub unsafe extern "C" fn llvmLaunchKernel(
+    func: *const c_void,
+    grid: dim3,
+    block: dim3,
+    args: *mut c_void,
+    shared_mem: usize,
+    _stream: *mut c_void,
+) -> u32 {
     value_entry("llvmLaunchKernel", u32::MAX, || {
         let rt = crate::runtime::get();
         let loc = Loc::none();
         let Some(id) = rt.check_device(0, &loc) else { return Ok(u32::MAX) };
         let args = args as *const KernelLaunchParams;
         if args.is_null() || !(args as usize).is_multiple_of(align_of::<KernelLaunchParams>()) {
-            return Err(crate::error::OffloadError::InvalidArgument("llvmLaunchKernel: launch parameters pointer is NULL or misaligned".into()));
+            return Err(crate::error::OffloadError::InvalidArgument(
+                "llvmLaunchKernel: launch parameters pointer is NULL or misaligned".into(),
+            ));
         }
         // SAFETY: non-NULL, aligned, caller's contract.
         let p = unsafe { *args };

@@ -189,6 +189,8 @@ pub trait Plugin: Send + Sync {
     /// The native handle (a `CUstream`) of a queue from
     /// [`Plugin::queue_acquire`] that foreign code may enqueue work on;
     /// `None`: the plugin hands out no queue (`targetsync` unsupported).
+    /// After each call the queue counts as having work pending, so that the
+    /// next [`Plugin::queue_synchronize`] waits for what foreign code queued.
     fn queue_native(&self, _device: usize, _queue: QueueHandle) -> Option<usize> {
         None
     }

@@ -111,7 +111,9 @@ pub fn create(device_num: i64, kind: i32, implicit: Option<i32>) -> usize {
     };
     if let Some(gtid) = implicit {
         let live = LIVE.lock();
-        if let Some((&h, obj)) = live.iter().find(|(_, o)| o.device_id == device_num && o.kind == kind && o.state.lock().owner == Some(gtid)) {
+        if let Some((&h, obj)) =
+            live.iter().find(|(_, o)| o.device_id == device_num && o.kind == kind && o.state.lock().owner == Some(gtid))
+        {
             obj.state.lock().clean = false;
             return h;
         }
@@ -154,6 +156,8 @@ impl Interop {
     fn sync_barrier(&self, handle: usize) -> Result<()> {
         if let Some(q) = self.queue {
             let dev = crate::runtime::get().device(self.device_id)?;
+            // The program may have queued work the plugin has not seen: mark it.
+            let _ = dev.plugin.queue_native(dev.plugin_device, q);
             dev.plugin.queue_synchronize(dev.plugin_device, q)?;
         }
         self.run_callbacks(handle);
@@ -238,7 +242,7 @@ fn mismatch(property: i32) -> i32 {
 
 /// 22.1's `getPropertyCheck`: the object for a valid query, or the return code.
 pub fn check(handle: usize, property: i32) -> core::result::Result<Arc<Interop>, i32> {
-    if property >= 0 || property < prop::FIRST {
+    if !(prop::FIRST..0).contains(&property) {
         return Err(rc::OUT_OF_RANGE);
     }
     if handle == 0 {

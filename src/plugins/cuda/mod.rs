@@ -1128,7 +1128,11 @@ impl Plugin for CudaPlugin {
     }
 
     fn queue_native(&self, device: usize, queue: QueueHandle) -> Option<usize> {
-        Some(self.queue(queue, device).ok()?.state.lock().stream.0 as usize)
+        let q = self.queue(queue, device).ok()?;
+        let mut st = q.state.lock();
+        // Foreign work may be queued from now on: the next synchronisation waits.
+        st.pending = true;
+        Some(st.stream.0 as usize)
     }
 
     /// The buffer goes to `cuLaunchKernel` as its parameter buffer (22.1's
