@@ -25,3 +25,5 @@ bash c-tests/amdgpu-mock.sh
 bash bench/run.sh --smoke
 # --- issue 15: interop objects and kernel-language launches on the stand-ins.
 bash c-tests/interop/run.sh
+# issue 15: kernel record/replay on mock-cuda, replayed with llvm-omp-kernel-replay-22.
+bash c-tests/record-replay/run.sh

@@ -16,6 +16,7 @@ pub mod image;
 pub mod interop;
 pub mod launch;
 pub mod mapping;
+pub mod record_replay;
 pub mod registry;
 
 use crate::abi::libomp;
