@@ -6,7 +6,7 @@
 use super::boundary::{guard, value_entry, void_entry};
 use crate::abi::ident_t;
 use crate::abi::libomp::{self, KmpDependInfo};
-use crate::runtime::interop::{self, CompletionCb, TYPE_TARGETSYNC, rc};
+use crate::runtime::interop::{self, TYPE_TARGETSYNC, rc};
 use core::ffi::{c_char, c_int, c_void};
 
 /// `interop_ctx_t`: interface version, flags (bit 0 implicit, bit 1 nowait), gtid.
@@ -313,7 +313,11 @@ pub extern "C" fn omp_get_interop_type_desc(interop: *const c_void, property: c_
 /// (at the next `use` without `nowait`, or at `destroy`). `omp_irc_other`
 /// for `omp_interop_none`, an unknown object or a NULL callback.
 #[unsafe(no_mangle)]
-pub extern "C" fn ompx_interop_add_completion_callback(interop: *mut c_void, cb: Option<CompletionCb>, data: *mut c_void) -> c_int {
+pub extern "C" fn ompx_interop_add_completion_callback(
+    interop: *mut c_void,
+    cb: Option<unsafe extern "C" fn(*mut c_void, *mut c_void)>,
+    data: *mut c_void,
+) -> c_int {
     value_entry("ompx_interop_add_completion_callback", rc::OTHER, || {
         let (Some(obj), Some(cb)) = (interop::lookup(interop as usize), cb) else { return Ok(rc::OTHER) };
         obj.add_callback(cb, data as usize);
