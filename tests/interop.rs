@@ -100,3 +100,24 @@ fn kernel_language_launch_with_bad_arguments_stays_up() {
     let rc = unsafe { llvmLaunchKernel(null(), one, one, null_mut(), 0, null_mut()) };
     assert_eq!(rc, u32::MAX);
 }
+
+#[test]
+fn record_replay_needs_a_gpu_device() {
+    use omptarget_rs::api::unimplemented::{__tgt_activate_record_replay, __tgt_target_kernel_replay};
+    init_runtime();
+    let mut offset = 7u64;
+    // SAFETY: `offset` is writable; the host device is refused before any use.
+    let rc = unsafe { __tgt_activate_record_replay(0, 1 << 20, null_mut(), false, false, &mut offset) };
+    assert_eq!((rc, offset), (-1, 7));
+    // SAFETY: out-of-range numbers are refused first; NULL arrays with 0 elements are empty.
+    let rc = unsafe { __tgt_activate_record_replay(99, 1 << 20, null_mut(), true, false, null_mut()) };
+    assert_eq!(rc, -1);
+    // Replay on a host device without activation: an error, no launch.
+    // SAFETY: NULL arrays with 0 elements; a NULL memory pointer with size 0.
+    let rc = unsafe { __tgt_target_kernel_replay(null_mut(), 0, 0x1 as *mut c_void, null_mut(), 0, null_mut(), null_mut(), 0, 1, 1, 0) };
+    assert_eq!(rc, -1);
+    // A negative count is refused.
+    // SAFETY: as above.
+    let rc = unsafe { __tgt_target_kernel_replay(null_mut(), 0, 0x1 as *mut c_void, null_mut(), 0, null_mut(), null_mut(), -1, 1, 1, 0) };
+    assert_eq!(rc, -1);
+}

@@ -113,9 +113,7 @@ pub unsafe extern "C" fn llvmLaunchKernel(
         let Some(id) = rt.check_device(0, &loc) else { return Ok(u32::MAX) };
         let args = args as *const KernelLaunchParams;
         if args.is_null() || !(args as usize).is_multiple_of(align_of::<KernelLaunchParams>()) {
-            return Err(crate::error::OffloadError::InvalidArgument(
-                "llvmLaunchKernel: launch parameters pointer is NULL or misaligned".into(),
-            ));
+            return Err(crate::error::OffloadError::InvalidArgument("launch parameters pointer is NULL or misaligned".into()));
         }
         // SAFETY: non-NULL, aligned, caller's contract.
         let p = unsafe { *args };

@@ -91,14 +91,18 @@ impl Runtime {
         let record = super::record_replay::recording(dev.id);
         if record {
             // The snapshot needs the construct's copies on the device.
-            q.drain().and_then(|_| super::record_replay::before_launch(self, dev, region_id, kernel.name, &params, &dims))?;
+            q.drain()
+                .and_then(|_| super::record_replay::before_launch(self, dev, region_id, kernel.name, &params, &dims))
+                .inspect_err(|e| diag::report(&format!("Recording kernel {} failed: {e}", kernel.name)))?;
         }
         q.launch(kernel.handle, kernel.name, &params, &dims).inspect_err(|e| {
             diag::report(&e.to_string());
             diag::report("Executing target region abort target.");
         })?;
         if record {
-            q.drain().and_then(|_| super::record_replay::after_launch(dev, kernel.name))?;
+            q.drain()
+                .and_then(|_| super::record_replay::after_launch(dev, kernel.name))
+                .inspect_err(|e| diag::report(&format!("Recording the output of kernel {} failed: {e}", kernel.name)))?;
         }
         if has_args {
             let mut post = data::EndQueue::new();
