@@ -114,10 +114,10 @@ fn record_replay_needs_a_gpu_device() {
     assert_eq!(rc, -1);
     // Replay on a host device without activation: an error, no launch.
     // SAFETY: NULL arrays with 0 elements; a NULL memory pointer with size 0.
-    let rc = unsafe { __tgt_target_kernel_replay(null_mut(), 0, 0x1 as *mut c_void, null_mut(), 0, null_mut(), null_mut(), 0, 1, 1, 0) };
+    let rc = unsafe { __tgt_target_kernel_replay(null_mut(), 0, 0x10 as *mut c_void, null_mut(), 0, null_mut(), null_mut(), 0, 1, 1, 0) };
     assert_eq!(rc, -1);
     // A negative count is refused.
     // SAFETY: as above.
-    let rc = unsafe { __tgt_target_kernel_replay(null_mut(), 0, 0x1 as *mut c_void, null_mut(), 0, null_mut(), null_mut(), -1, 1, 1, 0) };
+    let rc = unsafe { __tgt_target_kernel_replay(null_mut(), 0, 0x10 as *mut c_void, null_mut(), 0, null_mut(), null_mut(), -1, 1, 1, 0) };
     assert_eq!(rc, -1);
 }
