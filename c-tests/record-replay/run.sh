@@ -10,6 +10,7 @@
 #      launch_dims (3-D grid: the format keeps only x) and read_global (reads
 #      declare-target globals, which neither 22.1's tool nor ours restores)
 #      cannot verify and are not run.
+#   2b. the same recording and saxpy replay on mock-hsa (AMDGPU plugin).
 #   3. LIBOMPTARGET_RECORD=1 with the default 64 GiB block, which mock-cuda
 #      cannot allocate: 22.1's warning, recording off, the harness still 7/7.
 # LLVM 22.1's own runtime cannot record on mock-cuda (it reserves the whole
@@ -67,6 +68,18 @@ if [ -x "$TOOL" ]; then
     else bad "$(basename "$TOOL") --verify $k.json" "$W/replay.$k.log"; fi
   done
 else echo "skipped: llvm-omp-kernel-replay not installed"; fi
+
+# 2b. the same on mock-hsa (AMDGPU plugin), when amdgpu-images.sh built it
+H=$G/amdgpu/mock-hsa
+if [ -e "$H/libhsa-runtime64.so.1" ] && [ -e "$G/bin/harness.gfx90a" ] && [ -x "$TOOL" ]; then
+  mkdir -p "$W/hsa"
+  HENVS=(LD_LIBRARY_PATH="$W/shim:$H" MOCK_HSA_EMU="$G/kernels/kernels.emu.so")
+  (cd "$W/hsa" && env "${HENVS[@]}" LIBOMPTARGET_RECORD=1 LIBOMPTARGET_RR_DEVMEM_SIZE=1 LIBOMPTARGET_RR_SAVE_OUTPUT=1 timeout 120 "$G/bin/harness.gfx90a" &&
+     env "${HENVS[@]}" timeout 120 "$TOOL" --verify saxpy.json) >"$W/hsa.log" 2>&1
+  if grep -q '^7 passed, 0 failed' "$W/hsa.log" && grep -q 'Replay device memory verified!' "$W/hsa.log"; then
+    ok "mock-hsa: harness.gfx90a recorded (7 passed), saxpy replayed and verified by $(basename "$TOOL")"
+  else bad "record/replay on mock-hsa" "$W/hsa.log"; fi
+else echo "skipped: record/replay on mock-hsa (c-tests/amdgpu-images.sh not run)"; fi
 
 # 3. a block the device cannot give
 (cd "$W/off" && env "${ENVS[@]}" LIBOMPTARGET_RECORD=1 timeout 120 "$G/bin/harness.sm_90") >"$W/off.log" 2>&1
