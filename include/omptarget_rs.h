@@ -77,6 +77,43 @@ typedef void *map_var_info_t;
 typedef void *omp_depend_t;
 
 /*
+ `interop_ctx_t`: interface version, flags (bit 0 implicit, bit 1 nowait), gtid.
+ */
+typedef struct InteropCtx {
+  uint32_t version;
+  uint32_t flags;
+  int32_t gtid;
+} InteropCtx;
+
+/*
+ One libomp dependence record (`kmp_depend_info_t`, 24 bytes).
+ */
+typedef struct KmpDependInfo {
+  ptrdiff_t base_addr;
+  size_t len;
+  uint64_t flags;
+} KmpDependInfo;
+
+/*
+ `dep_pack_t`.
+ */
+typedef struct DepPack {
+  int32_t ndeps;
+  const struct KmpDependInfo *deplist;
+  int32_t ndeps_noalias;
+  const struct KmpDependInfo *noalias_deplist;
+} DepPack;
+
+/*
+ CUDA-style grid dimensions.
+ */
+typedef struct dim3 {
+  uint32_t x;
+  uint32_t y;
+  uint32_t z;
+} dim3;
+
+/*
  Current (clang >= 20) offload entry, `llvm::offloading::EntryTy`, 56 bytes.
  */
 typedef struct __tgt_offload_entry {
@@ -116,15 +153,6 @@ typedef struct __tgt_bin_desc {
   struct __tgt_offload_entry *HostEntriesBegin;
   struct __tgt_offload_entry *HostEntriesEnd;
 } __tgt_bin_desc;
-
-/*
- CUDA-style grid dimensions.
- */
-typedef struct dim3 {
-  uint32_t x;
-  uint32_t y;
-  uint32_t z;
-} dim3;
 
 /*
  Legacy (clang <= 19) offload entry, 32 bytes.
@@ -498,6 +526,108 @@ int __tgt_print_device_info(int64_t device_id);
 void __tgt_set_info_flag(uint32_t new_info_level);
 
 /*
+ OpenMP 6.0 interop creation; `omp_interop_none` (NULL) where the device
+ offers none. The preference list is accepted and not needed: each plugin
+ supports one foreign runtime, which 22.1 also selects whatever is preferred.
+
+ # Safety
+ `ctx` and `deps` are NULL or valid; `prefers` is not read.
+ */
+void *__tgt_interop_get(struct ident_t *loc, int32_t interop_type, int64_t device_num, int32_t _num_prefers, void *_prefers, struct InteropCtx *ctx, struct DepPack *deps);
+
+/*
+ OpenMP 6.0 interop use: `OFFLOAD_FAIL` for `omp_interop_none` or an
+ unknown object.
+
+ # Safety
+ `ctx` and `deps` are NULL or valid.
+ */
+int __tgt_interop_use60(struct ident_t *loc, void *interop, struct InteropCtx *ctx, struct DepPack *deps);
+
+/*
+ OpenMP 6.0 interop release: waits for the object's queue, runs its
+ callbacks and frees it; `OFFLOAD_FAIL` for `omp_interop_none`.
+
+ # Safety
+ `ctx` and `deps` are NULL or valid.
+ */
+int __tgt_interop_release(struct ident_t *loc, void *interop, struct InteropCtx *ctx, struct DepPack *deps);
+
+/*
+ `#pragma omp interop init`: stores the new object (or
+ `omp_interop_none`) in the program's variable.
+
+ # Safety
+ `interop_ptr` is NULL or points to the program's `omp_interop_t`;
+ `dep_list` holds `ndeps` dependence records.
+ */
+void __tgt_interop_init(struct ident_t *loc, int32_t gtid, void **interop_ptr, int32_t interop_type, int32_t device_id, int32_t ndeps, void *dep_list, int32_t have_nowait);
+
+/*
+ `#pragma omp interop use`.
+
+ # Safety
+ As [`__tgt_interop_init`].
+ */
+void __tgt_interop_use(struct ident_t *loc, int32_t gtid, void **interop_ptr, int32_t _device_id, int32_t ndeps, void *dep_list, int32_t have_nowait);
+
+/*
+ `#pragma omp interop destroy`. Like 22.1, the program's variable keeps
+ its (now dangling) value; a second destroy finds no object and does nothing.
+
+ # Safety
+ As [`__tgt_interop_init`].
+ */
+void __tgt_interop_destroy(struct ident_t *loc, int32_t gtid, void **interop_ptr, int32_t _device_id, int32_t ndeps, void *dep_list, int32_t have_nowait);
+
+/*
+ `__tgt_target_sync`: synchronises the implicit (dispatch) interop objects
+ of the thread that were used since their last synchronisation.
+ */
+void __tgt_target_sync(struct ident_t *_loc, int gtid, void *_current_task, void *_event);
+
+/*
+ Integer property of an interop object (`fr_id`, `vendor`, `device_num`).
+
+ # Safety
+ `ret_code` is NULL or writable.
+ */
+ptrdiff_t omp_get_interop_int(const void *interop, int property, int *ret_code);
+
+/*
+ Pointer property (`platform`, `device`, `device_context`, `targetsync`).
+
+ # Safety
+ `ret_code` is NULL or writable.
+ */
+void *omp_get_interop_ptr(const void *interop, int property, int *ret_code);
+
+/*
+ String property (`fr_name`, `vendor_name`); NULL on error.
+
+ # Safety
+ `ret_code` is NULL or writable.
+ */
+const char *omp_get_interop_str(const void *interop, int property, int *ret_code);
+
+/*
+ The property's name (NULL for `omp_interop_none` or a bad property).
+ */
+const char *omp_get_interop_name(const void *interop, int property);
+
+/*
+ The C type of the property's value (NULL for `omp_interop_none` or a bad property).
+ */
+const char *omp_get_interop_type_desc(const void *interop, int property);
+
+/*
+ Registers a callback run when the object's queued work has completed
+ (at the next `use` without `nowait`, or at `destroy`). `omp_irc_other`
+ for `omp_interop_none`, an unknown object or a NULL callback.
+ */
+int ompx_interop_add_completion_callback(void *interop, void (*cb)(void*, void*), void *data);
+
+/*
  Launches the kernel registered for `host_ptr` (its region id).
 
  Returns 0 when the region ran on the device; -1 tells the caller to run
@@ -603,6 +733,28 @@ void __kmpc_push_target_tripcount_mapper(struct ident_t *_loc, int64_t _device_i
 void __tgt_target_nowait_query(void **async_handle);
 
 /*
+ Saves the launch configuration of the next kernel call on this thread. Returns 0.
+ */
+uint32_t __llvmPushCallConfiguration(struct dim3 grid, struct dim3 block, size_t shared_mem, void *stream);
+
+/*
+ Hands the saved configuration to the kernel's host stub. Returns 0.
+
+ # Safety
+ Each pointer is NULL or writable (`stream` points to a `void *`).
+ */
+uint32_t __llvmPopCallConfiguration(struct dim3 *grid, struct dim3 *block, size_t *shared_mem, void *stream);
+
+/*
+ Launches the kernel whose host stub is `func` on device 0 and waits.
+
+ # Safety
+ `args` points to a `KernelLaunchParams` whose buffer holds `size`
+ readable bytes laid out as the kernel's parameters.
+ */
+uint32_t llvmLaunchKernel(const void *func, struct dim3 grid, struct dim3 block, void *args, size_t shared_mem, void *_stream);
+
+/*
  Registers a library's device images and offload entries.
 
  # Safety
@@ -640,109 +792,24 @@ void __tgt_rtl_deinit(void);
 void __tgt_register_requires(int64_t flags);
 
 /*
- `#pragma omp interop init`: the object stays `omp_interop_none`.
+ Starts recording or replaying on a GPU device (reserves its memory
+ block); stores the offset the caller must subtract from pointer arguments
+ of the replayed kernel. `OFFLOAD_FAIL` when the block cannot be reserved.
 
  # Safety
- `interop_ptr` is NULL or points to the program's interop variable.
+ `req_ptr_arg_offset` is NULL or writable.
  */
-void __tgt_interop_init(struct ident_t *_loc, int32_t _gtid, void **interop_ptr, int32_t _interop_type, int32_t _device_id, int32_t _ndeps, void *_dep_list, int32_t _have_nowait);
+int __tgt_activate_record_replay(int64_t device_id, uint64_t memory_size, void *vaddr, bool is_record, bool save_output, uint64_t *req_ptr_arg_offset);
 
 /*
- `#pragma omp interop use`.
- */
-void __tgt_interop_use(struct ident_t *_loc, int32_t _gtid, void **_interop_ptr, int32_t _device_id, int32_t _ndeps, void *_dep_list, int32_t _have_nowait);
-
-/*
- `#pragma omp interop destroy`.
- */
-void __tgt_interop_destroy(struct ident_t *_loc, int32_t _gtid, void **_interop_ptr, int32_t _device_id, int32_t _ndeps, void *_dep_list, int32_t _have_nowait);
-
-/*
- OpenMP 6.0-style interop creation: NULL (none).
- */
-void *__tgt_interop_get(struct ident_t *_loc, int32_t _interop_type, int64_t _device_num, int32_t _num_prefers, void *_prefers, void *_ctx, void *_deps);
-
-/*
- OpenMP 6.0-style interop use: fails.
- */
-int __tgt_interop_use60(struct ident_t *_loc, void *_interop, void *_ctx, void *_deps);
-
-/*
- OpenMP 6.0-style interop release: fails.
- */
-int __tgt_interop_release(struct ident_t *_loc, void *_interop, void *_ctx, void *_deps);
-
-/*
- Synchronises implicit interop objects: there are none.
- */
-void __tgt_target_sync(struct ident_t *_loc, int _gtid, void *_current_task, void *_event);
-
-/*
- Interop property query. No interop object exists in this runtime, so
- every query fails with `omp_irc_other`.
+ Replays a recorded kernel: restores `device_memory` into the device's
+ block and launches the kernel of `host_ptr` with the recorded arguments.
 
  # Safety
- `ret_code` is NULL or writable.
+ `device_memory` holds `device_memory_size` bytes; `tgt_args` and
+ `tgt_offsets` hold `num_args` elements (NULL when 0).
  */
-ptrdiff_t omp_get_interop_int(const void *_interop, int _property, int *ret_code);
-
-/*
- Interop property query. No interop object exists in this runtime, so
- every query fails with `omp_irc_other`.
-
- # Safety
- `ret_code` is NULL or writable.
- */
-void *omp_get_interop_ptr(const void *_interop, int _property, int *ret_code);
-
-/*
- Interop property query. No interop object exists in this runtime, so
- every query fails with `omp_irc_other`.
-
- # Safety
- `ret_code` is NULL or writable.
- */
-const char *omp_get_interop_str(const void *_interop, int _property, int *ret_code);
-
-/*
- Interop property name: NULL.
- */
-const char *omp_get_interop_name(const void *_interop, int _property);
-
-/*
- Interop property description: NULL.
- */
-const char *omp_get_interop_type_desc(const void *_interop, int _property);
-
-/*
- Interop completion callback: fails.
- */
-int ompx_interop_add_completion_callback(void *_interop, void (*_cb)(void*, void*), void *_data);
-
-/*
- Kernel record/replay: fails.
- */
-int __tgt_activate_record_replay(int64_t _device_id, uint64_t _memory_size, void *_vaddr, bool _is_record, bool _save_output, uint64_t *_req_ptr_arg_offset);
-
-/*
- Replays a recorded kernel: fails.
- */
-int __tgt_target_kernel_replay(struct ident_t *_loc, int64_t _device_id, void *_host_ptr, void *_device_memory, int64_t _device_memory_size, void **_tgt_args, ptrdiff_t *_tgt_offsets, int32_t _num_args, int32_t _num_teams, int32_t _thread_limit, uint64_t _loop_tripcount);
-
-/*
- Saves a CUDA-style launch configuration: fails (kernel language not supported yet).
- */
-uint32_t __llvmPushCallConfiguration(struct dim3 _grid, struct dim3 _block, size_t _shared_mem, void *_stream);
-
-/*
- Restores a CUDA-style launch configuration: fails.
- */
-uint32_t __llvmPopCallConfiguration(struct dim3 *_grid, struct dim3 *_block, size_t *_shared_mem, void *_stream);
-
-/*
- CUDA-style kernel launch: fails.
- */
-uint32_t llvmLaunchKernel(const void *_func, struct dim3 _grid, struct dim3 _block, void *_args, size_t _shared_mem, void *_stream);
+int __tgt_target_kernel_replay(struct ident_t *loc, int64_t device_id, void *host_ptr, void *device_memory, int64_t device_memory_size, void **tgt_args, ptrdiff_t *tgt_offsets, int32_t num_args, int32_t num_teams, int32_t thread_limit, uint64_t loop_tripcount);
 
 extern void omptarget_rs_call_kernel(size_t kernel, const uint64_t *args, size_t n);
 

@@ -893,11 +893,11 @@ fn register_requires_prints_removed_message() {
 
 #[test]
 fn interop_init_leaves_interop_none() {
-    // [§1.3.8] with no interop support the object stays omp_interop_none.
+    // [§1.3.8] the host plugin offers no interop: the object stays omp_interop_none.
     init_runtime();
     let mut obj: *mut c_void = 0x1234 as *mut c_void;
     // SAFETY: a valid pointer to the interop variable.
-    unsafe { omptarget_rs::api::unimplemented::__tgt_interop_init(null_mut(), 0, &mut obj, 2, 0, 0, null_mut(), 0) };
+    unsafe { omptarget_rs::api::interop::__tgt_interop_init(null_mut(), 0, &mut obj, 2, 0, 0, null_mut(), 0) };
     assert!(obj.is_null());
 }
 

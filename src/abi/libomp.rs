@@ -124,3 +124,21 @@ pub unsafe fn wait_depobjs(depobjs: &[*mut c_void]) -> bool {
     f(core::ptr::null(), gtid, deps.len() as i32, deps.as_ptr(), 0, core::ptr::null());
     true
 }
+
+/// Waits for the sibling tasks a list of dependences names
+/// (`__kmpc_omp_wait_deps`, as the interop constructs do). Returns false
+/// when libomp is not loaded (there are then no tasks to wait for).
+///
+/// # Safety
+/// `deps` points to `ndeps` records when `ndeps` > 0.
+pub unsafe fn wait_dep_list(loc: *const c_void, gtid: i32, ndeps: i32, deps: *const KmpDependInfo) -> bool {
+    let wait = libomp_fn!(W, c"__kmpc_omp_wait_deps");
+    if wait == 0 || ndeps <= 0 || deps.is_null() || !(deps as usize).is_multiple_of(align_of::<KmpDependInfo>()) {
+        return false;
+    }
+    type WaitDeps = extern "C" fn(*const c_void, i32, i32, *const KmpDependInfo, i32, *const KmpDependInfo);
+    // SAFETY: libomp exports `void __kmpc_omp_wait_deps(ident_t *, kmp_int32, kmp_int32, kmp_depend_info_t *, kmp_int32, kmp_depend_info_t *)`.
+    let f: WaitDeps = unsafe { core::mem::transmute(wait) };
+    f(loc, gtid, ndeps, deps, 0, core::ptr::null());
+    true
+}

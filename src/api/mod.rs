@@ -10,7 +10,9 @@ pub mod async_api;
 pub mod boundary;
 pub mod data;
 pub mod device_api;
+pub mod interop;
 pub mod kernel;
+pub mod kernel_lang;
 pub mod register;
 pub mod unimplemented;
 

@@ -1,245 +1,93 @@
-//! Exports whose behaviour is not implemented yet: interop (issue 3 covers
-#![allow(non_snake_case, non_camel_case_types)] // Exports and dim3 keep their C names.
-//! conforming "not supported" answers), kernel record/replay and the
-//! CUDA/HIP-on-offload launch path. Each prints one clear message naming the
-//! symbol and returns the failure value the reference documents, never a
-//! silent success.
+//! Kernel record/replay entry points (`__tgt_activate_record_replay`,
+//! `__tgt_target_kernel_replay`), as LLVM's `llvm-omp-kernel-replay` tool
+//! calls them; the mechanism is in `runtime::record_replay`. (The file keeps
+//! its name to ease merging; interop lives in `interop.rs`, kernel-language
+//! launches in `kernel_lang.rs`.)
 
+use super::boundary::int_entry;
 use crate::abi::ident_t;
-use crate::env::diag;
-use core::ffi::{c_char, c_int, c_void};
+use crate::abi::ptr::{Loc, slice};
+use crate::error::OffloadError;
+use crate::runtime::record_replay;
+use core::ffi::{c_int, c_void};
 
-fn not_implemented(name: &str) {
-    diag::report(&format!("{name} is not implemented yet in omptarget-rs"));
-}
-
-/// `#pragma omp interop init`: the object stays `omp_interop_none`.
+/// Starts recording or replaying on a GPU device (reserves its memory
+/// block); stores the offset the caller must subtract from pointer arguments
+/// of the replayed kernel. `OFFLOAD_FAIL` when the block cannot be reserved.
 ///
 /// # Safety
-/// `interop_ptr` is NULL or points to the program's interop variable.
+/// `req_ptr_arg_offset` is NULL or writable.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn __tgt_interop_init(
-    _loc: *mut ident_t,
-    _gtid: i32,
-    interop_ptr: *mut *mut c_void,
-    _interop_type: i32,
-    _device_id: i32,
-    _ndeps: i32,
-    _dep_list: *mut c_void,
-    _have_nowait: i32,
-) {
-    not_implemented("__tgt_interop_init");
-    if !interop_ptr.is_null() && (interop_ptr as usize).is_multiple_of(8) {
-        // SAFETY: non-NULL, aligned pointer to the program's interop variable.
-        unsafe { *interop_ptr = core::ptr::null_mut() };
-    }
-}
-
-/// `#pragma omp interop use`.
-#[unsafe(no_mangle)]
-pub extern "C" fn __tgt_interop_use(
-    _loc: *mut ident_t,
-    _gtid: i32,
-    _interop_ptr: *mut *mut c_void,
-    _device_id: i32,
-    _ndeps: i32,
-    _dep_list: *mut c_void,
-    _have_nowait: i32,
-) {
-    not_implemented("__tgt_interop_use");
-}
-
-/// `#pragma omp interop destroy`.
-#[unsafe(no_mangle)]
-pub extern "C" fn __tgt_interop_destroy(
-    _loc: *mut ident_t,
-    _gtid: i32,
-    _interop_ptr: *mut *mut c_void,
-    _device_id: i32,
-    _ndeps: i32,
-    _dep_list: *mut c_void,
-    _have_nowait: i32,
-) {
-    not_implemented("__tgt_interop_destroy");
-}
-
-/// OpenMP 6.0-style interop creation: NULL (none).
-#[unsafe(no_mangle)]
-pub extern "C" fn __tgt_interop_get(
-    _loc: *mut ident_t,
-    _interop_type: i32,
-    _device_num: i64,
-    _num_prefers: i32,
-    _prefers: *mut c_void,
-    _ctx: *mut c_void,
-    _deps: *mut c_void,
-) -> *mut c_void {
-    not_implemented("__tgt_interop_get");
-    core::ptr::null_mut()
-}
-
-/// OpenMP 6.0-style interop use: fails.
-#[unsafe(no_mangle)]
-pub extern "C" fn __tgt_interop_use60(_loc: *mut ident_t, _interop: *mut c_void, _ctx: *mut c_void, _deps: *mut c_void) -> c_int {
-    not_implemented("__tgt_interop_use60");
-    crate::abi::OFFLOAD_FAIL
-}
-
-/// OpenMP 6.0-style interop release: fails.
-#[unsafe(no_mangle)]
-pub extern "C" fn __tgt_interop_release(_loc: *mut ident_t, _interop: *mut c_void, _ctx: *mut c_void, _deps: *mut c_void) -> c_int {
-    not_implemented("__tgt_interop_release");
-    crate::abi::OFFLOAD_FAIL
-}
-
-/// `omp_irc_other` (OpenMP 5.1 `omp_interop_rc_t`).
-const OMP_IRC_OTHER: c_int = -6;
-
-/// Stores `omp_irc_other` where the caller asked for the return code.
-///
-/// # Safety
-/// `ret_code` is NULL or writable.
-unsafe fn set_ret_code(ret_code: *mut c_int) {
-    if !ret_code.is_null() && (ret_code as usize).is_multiple_of(align_of::<c_int>()) {
-        // SAFETY: non-NULL, aligned pointer the caller provided for the return code.
-        unsafe { *ret_code = OMP_IRC_OTHER };
-    }
-}
-
-/// Synchronises implicit interop objects: there are none.
-#[unsafe(no_mangle)]
-pub extern "C" fn __tgt_target_sync(_loc: *mut ident_t, _gtid: c_int, _current_task: *mut c_void, _event: *mut c_void) {}
-
-/// Interop property query. No interop object exists in this runtime, so
-/// every query fails with `omp_irc_other`.
-///
-/// # Safety
-/// `ret_code` is NULL or writable.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn omp_get_interop_int(_interop: *const c_void, _property: c_int, ret_code: *mut c_int) -> isize {
-    not_implemented("omp_get_interop_int");
-    // SAFETY: forwarded contract.
-    unsafe { set_ret_code(ret_code) };
-    0
-}
-
-/// Interop property query. No interop object exists in this runtime, so
-/// every query fails with `omp_irc_other`.
-///
-/// # Safety
-/// `ret_code` is NULL or writable.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn omp_get_interop_ptr(_interop: *const c_void, _property: c_int, ret_code: *mut c_int) -> *mut c_void {
-    not_implemented("omp_get_interop_ptr");
-    // SAFETY: forwarded contract.
-    unsafe { set_ret_code(ret_code) };
-    core::ptr::null_mut()
-}
-
-/// Interop property query. No interop object exists in this runtime, so
-/// every query fails with `omp_irc_other`.
-///
-/// # Safety
-/// `ret_code` is NULL or writable.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn omp_get_interop_str(_interop: *const c_void, _property: c_int, ret_code: *mut c_int) -> *const c_char {
-    not_implemented("omp_get_interop_str");
-    // SAFETY: forwarded contract.
-    unsafe { set_ret_code(ret_code) };
-    core::ptr::null()
-}
-
-/// Interop property name: NULL.
-#[unsafe(no_mangle)]
-pub extern "C" fn omp_get_interop_name(_interop: *const c_void, _property: c_int) -> *const c_char {
-    not_implemented("omp_get_interop_name");
-    core::ptr::null()
-}
-
-/// Interop property description: NULL.
-#[unsafe(no_mangle)]
-pub extern "C" fn omp_get_interop_type_desc(_interop: *const c_void, _property: c_int) -> *const c_char {
-    not_implemented("omp_get_interop_type_desc");
-    core::ptr::null()
-}
-
-/// Interop completion callback: fails.
-#[unsafe(no_mangle)]
-pub extern "C" fn ompx_interop_add_completion_callback(
-    _interop: *mut c_void,
-    _cb: Option<unsafe extern "C" fn(*mut c_void, *mut c_void)>,
-    _data: *mut c_void,
+pub unsafe extern "C" fn __tgt_activate_record_replay(
+    device_id: i64,
+    memory_size: u64,
+    vaddr: *mut c_void,
+    is_record: bool,
+    save_output: bool,
+    req_ptr_arg_offset: *mut u64,
 ) -> c_int {
-    not_implemented("ompx_interop_add_completion_callback");
-    crate::abi::OFFLOAD_FAIL
+    int_entry("__tgt_activate_record_replay", || {
+        let dev = crate::runtime::get().device(device_id)?;
+        let offset = record_replay::activate(dev, memory_size, vaddr as u64, is_record, save_output)?;
+        if !req_ptr_arg_offset.is_null() && (req_ptr_arg_offset as usize).is_multiple_of(align_of::<u64>()) {
+            // SAFETY: non-NULL, aligned, caller's contract.
+            unsafe { *req_ptr_arg_offset = offset };
+        }
+        Ok(crate::abi::OFFLOAD_SUCCESS)
+    })
 }
 
-/// Kernel record/replay: fails.
+/// Replays a recorded kernel: restores `device_memory` into the device's
+/// block and launches the kernel of `host_ptr` with the recorded arguments.
+///
+/// # Safety
+/// `device_memory` holds `device_memory_size` bytes; `tgt_args` and
+/// `tgt_offsets` hold `num_args` elements (NULL when 0).
 #[unsafe(no_mangle)]
-pub extern "C" fn __tgt_activate_record_replay(
-    _device_id: i64,
-    _memory_size: u64,
-    _vaddr: *mut c_void,
-    _is_record: bool,
-    _save_output: bool,
-    _req_ptr_arg_offset: *mut u64,
+pub unsafe extern "C" fn __tgt_target_kernel_replay(
+    loc: *mut ident_t,
+    device_id: i64,
+    host_ptr: *mut c_void,
+    device_memory: *mut c_void,
+    device_memory_size: i64,
+    tgt_args: *mut *mut c_void,
+    tgt_offsets: *mut isize,
+    num_args: i32,
+    num_teams: i32,
+    thread_limit: i32,
+    loop_tripcount: u64,
 ) -> c_int {
-    not_implemented("__tgt_activate_record_replay");
-    crate::abi::OFFLOAD_FAIL
-}
-
-/// Replays a recorded kernel: fails.
-#[unsafe(no_mangle)]
-pub extern "C" fn __tgt_target_kernel_replay(
-    _loc: *mut ident_t,
-    _device_id: i64,
-    _host_ptr: *mut c_void,
-    _device_memory: *mut c_void,
-    _device_memory_size: i64,
-    _tgt_args: *mut *mut c_void,
-    _tgt_offsets: *mut isize,
-    _num_args: i32,
-    _num_teams: i32,
-    _thread_limit: i32,
-    _loop_tripcount: u64,
-) -> c_int {
-    not_implemented("__tgt_target_kernel_replay");
-    crate::abi::OFFLOAD_FAIL
-}
-
-/// CUDA-style grid dimensions.
-#[repr(C)]
-#[derive(Debug, Clone, Copy, Default)]
-pub struct dim3 {
-    pub x: u32,
-    pub y: u32,
-    pub z: u32,
-}
-
-/// Saves a CUDA-style launch configuration: fails (kernel language not supported yet).
-#[unsafe(no_mangle)]
-pub extern "C" fn __llvmPushCallConfiguration(_grid: dim3, _block: dim3, _shared_mem: usize, _stream: *mut c_void) -> u32 {
-    not_implemented("__llvmPushCallConfiguration");
-    1
-}
-
-/// Restores a CUDA-style launch configuration: fails.
-#[unsafe(no_mangle)]
-pub extern "C" fn __llvmPopCallConfiguration(_grid: *mut dim3, _block: *mut dim3, _shared_mem: *mut usize, _stream: *mut c_void) -> u32 {
-    not_implemented("__llvmPopCallConfiguration");
-    1
-}
-
-/// CUDA-style kernel launch: fails.
-#[unsafe(no_mangle)]
-pub extern "C" fn llvmLaunchKernel(
-    _func: *const c_void,
-    _grid: dim3,
-    _block: dim3,
-    _args: *mut c_void,
-    _shared_mem: usize,
-    _stream: *mut c_void,
-) -> u32 {
-    not_implemented("llvmLaunchKernel");
-    1
+    int_entry("__tgt_target_kernel_replay", || {
+        // SAFETY: `loc` is NULL or valid (caller's contract).
+        let src = unsafe { Loc::new(loc) };
+        let rt = crate::runtime::get();
+        let Some(id) = rt.check_device(device_id, &src) else { return Ok(crate::abi::OFFLOAD_FAIL) };
+        let n = usize::try_from(num_args).map_err(|_| OffloadError::InvalidArgument(format!("negative NumArgs {num_args}")))?;
+        let size = usize::try_from(device_memory_size)
+            .map_err(|_| OffloadError::InvalidArgument(format!("negative device memory size {device_memory_size}")))?;
+        // SAFETY: the arrays and the memory hold the given counts (caller's contract); NULL only with 0.
+        let (args, offsets, memory) = unsafe {
+            (
+                slice(tgt_args as *const *mut c_void, n, "replay arguments")?,
+                slice(tgt_offsets as *const isize, n, "replay argument offsets")?,
+                slice(device_memory as *const u8, size, "replay device memory")?,
+            )
+        };
+        let params: Vec<u64> = args.iter().zip(offsets).map(|(&a, &o)| (a as u64).wrapping_add(o as u64)).collect();
+        let dev = rt.device_or_fatal(id);
+        let r = record_replay::replay(
+            rt,
+            dev,
+            host_ptr as usize,
+            memory,
+            &params,
+            num_teams.max(0) as u32,
+            thread_limit.max(0) as u32,
+            loop_tripcount,
+        );
+        if let Err(e) = &r {
+            crate::env::diag::report(&e.to_string());
+        }
+        Ok(if r.is_ok() { crate::abi::OFFLOAD_SUCCESS } else { crate::abi::OFFLOAD_FAIL })
+    })
 }

@@ -43,6 +43,20 @@ pub struct LaunchDims {
     pub tripcount: u64,
 }
 
+/// What an OpenMP interop object exposes for a device (issue 15): the
+/// foreign-runtime and vendor ids of OpenMP's additional definitions and the
+/// native handles, as addresses (0 where the plugin has none).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct InteropInfo {
+    pub fr_id: i32,
+    pub vendor_id: i32,
+    pub platform: usize,
+    pub device: usize,
+    pub context: usize,
+    /// Type names of the platform, device, context and targetsync handles.
+    pub type_names: [&'static core::ffi::CStr; 4],
+}
+
 /// One device back-end.
 pub trait Plugin: Send + Sync {
     /// Short name used in messages (`x86_64`, `cuda`, `amdgpu`).
@@ -163,6 +177,31 @@ pub trait Plugin: Send + Sync {
     }
     /// Frees an event from [`Plugin::event_record`].
     fn event_release(&self, _device: usize, _event: EventHandle) {}
+
+    // ---- Interop and kernel-language launches (issue 15). Plugins keep the
+    // defaults where 22.1 has neither: interop objects stay omp_interop_none.
+
+    /// The native handles an interop object of `device` carries; `None`: no
+    /// interop for this plugin.
+    fn interop_info(&self, _device: usize) -> Option<InteropInfo> {
+        None
+    }
+    /// The native handle (a `CUstream`) of a queue from
+    /// [`Plugin::queue_acquire`] that foreign code may enqueue work on;
+    /// `None`: the plugin hands out no queue (`targetsync` unsupported).
+    /// After each call the queue counts as having work pending, so that the
+    /// next [`Plugin::queue_synchronize`] waits for what foreign code queued.
+    fn queue_native(&self, _device: usize, _queue: QueueHandle) -> Option<usize> {
+        None
+    }
+    /// Launches a kernel whose parameters are one buffer laid out as the
+    /// kernel declares them (CUDA/HIP kernel-language launches), and waits.
+    fn launch_raw(&self, _device: usize, _kernel: KernelHandle, name: &str, _params: &[u8], _dims: &LaunchDims) -> Result<()> {
+        Err(crate::error::OffloadError::InvalidArgument(format!(
+            "{}: kernel-language launches (CUDA/HIP argument buffers) are not supported by this plugin (kernel {name})",
+            self.name()
+        )))
+    }
 
     /// Whether the device can access the host range directly.
     fn is_accessible(&self, _device: usize, _ptr: usize, _size: u64) -> bool {

@@ -166,6 +166,16 @@ impl AsyncInfo {
         self.dev.plugin.event_wait(self.dev.plugin_device, event, q)
     }
 
+    /// Waits for the work queued so far, keeping the queue and leaving the
+    /// clean-up for [`AsyncInfo::synchronize`] (kernel record/replay takes
+    /// its memory snapshots between the copies and the launch).
+    pub fn drain(&mut self) -> Result<()> {
+        match self.queue {
+            Some(q) => self.dev.plugin.queue_synchronize(self.dev.plugin_device, q),
+            None => Ok(()),
+        }
+    }
+
     /// Waits for the queued work and runs the clean-up. Every clean-up step
     /// runs even after a failure; the first error is returned.
     pub fn synchronize(&mut self) -> Result<()> {

@@ -110,10 +110,17 @@ impl Device {
     }
 
     pub fn alloc(&self, size: u64, kind: AllocKind) -> Result<u64> {
+        // Kernel record/replay: device memory comes from one recorded block.
+        if let Some(p) = super::record_replay::alloc(self, size, kind) {
+            return Ok(p);
+        }
         self.plugin.alloc(self.plugin_device, size, kind)
     }
 
     pub fn free(&self, ptr: u64, kind: AllocKind) -> Result<()> {
+        if super::record_replay::owns(self.id, ptr) {
+            return Ok(());
+        }
         self.plugin.free(self.plugin_device, ptr, kind)
     }
 

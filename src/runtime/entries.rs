@@ -11,6 +11,8 @@ use crate::error::{OffloadError, Result};
 
 const NEW_SIZE: usize = 56;
 const LEGACY_SIZE: usize = 32;
+/// The `Reserved` value of the kernel entry `llvm-omp-kernel-replay` builds.
+const REPLAY_TOOL_RESERVED: u64 = 0xffff_ffff;
 
 /// Which layout a table used.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -64,7 +66,9 @@ pub fn parse_entries(table: &[u8], mut name_at: impl FnMut(usize) -> Result<Stri
     if table.is_empty() {
         return Ok((EntryLayout::Current, Vec::new()));
     }
-    let legacy = table.len() >= 8 && u64_at(table, 0) != 0;
+    // `llvm-omp-kernel-replay` (22.1) fills `Reserved` of its 56-byte entry
+    // with `~0U`: that value is no legacy entry's host address.
+    let legacy = table.len() >= 8 && !matches!(u64_at(table, 0), 0 | REPLAY_TOOL_RESERVED);
     let (layout, size) = if legacy { (EntryLayout::Legacy, LEGACY_SIZE) } else { (EntryLayout::Current, NEW_SIZE) };
     if !table.len().is_multiple_of(size) {
         return Err(OffloadError::BadImage(format!(
@@ -88,15 +92,17 @@ pub fn parse_entries(table: &[u8], mut name_at: impl FnMut(usize) -> Result<Stri
                 data: data as u32 as u64,
             }
         } else {
-            if u64_at(rec, 0) != 0 {
+            if !matches!(u64_at(rec, 0), 0 | REPLAY_TOOL_RESERVED) {
                 return Err(OffloadError::BadImage(format!(
                     "offload entry {i}: reserved field is {:#x}, expected 0 (mixed entry layouts?)",
                     u64_at(rec, 0)
                 )));
             }
+            // The replay tool's entry leaves Version and Kind 0: it is an OpenMP kernel.
+            let tool = u64_at(rec, 0) == REPLAY_TOOL_RESERVED;
             Entry {
-                version: u16::from_le_bytes([rec[8], rec[9]]),
-                kind: u16::from_le_bytes([rec[10], rec[11]]),
+                version: if tool { 1 } else { u16::from_le_bytes([rec[8], rec[9]]) },
+                kind: if tool { OFK_OPENMP } else { u16::from_le_bytes([rec[10], rec[11]]) },
                 flags: u32::from_le_bytes(rec[12..16].try_into().expect("invariant: 4 bytes")),
                 addr: u64_at(rec, 16) as usize,
                 name: name_at(u64_at(rec, 24) as usize).map_err(|e| at_entry(i, e))?,

@@ -88,10 +88,22 @@ impl Runtime {
         }
         let dims =
             LaunchDims { teams: req.num_teams, threads: req.thread_limit, dyn_shared_bytes: req.dyn_cgroup_mem, tripcount: req.tripcount };
+        let record = super::record_replay::recording(dev.id);
+        if record {
+            // The snapshot needs the construct's copies on the device.
+            q.drain()
+                .and_then(|_| super::record_replay::before_launch(self, dev, region_id, kernel.name, &params, &dims))
+                .inspect_err(|e| diag::report(&format!("Recording kernel {} failed: {e}", kernel.name)))?;
+        }
         q.launch(kernel.handle, kernel.name, &params, &dims).inspect_err(|e| {
             diag::report(&e.to_string());
             diag::report("Executing target region abort target.");
         })?;
+        if record {
+            q.drain()
+                .and_then(|_| super::record_replay::after_launch(dev, kernel.name))
+                .inspect_err(|e| diag::report(&format!("Recording the output of kernel {} failed: {e}", kernel.name)))?;
+        }
         if has_args {
             let mut post = data::EndQueue::new();
             data::data_end(dev, req.args, false, &mut post, q).and_then(|_| q.finish_end_queue(&mut post)).inspect_err(|_| {

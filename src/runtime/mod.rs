@@ -13,8 +13,10 @@ pub mod device;
 pub mod device_api;
 pub mod entries;
 pub mod image;
+pub mod interop;
 pub mod launch;
 pub mod mapping;
+pub mod record_replay;
 pub mod registry;
 
 use crate::abi::libomp;

@@ -1449,6 +1449,22 @@ impl Plugin for AmdgpuPlugin {
         self.stream_event_release(device, event)
     }
 
+    /// 22.1's AMDGPU interop: foreign runtime `hsa` (7), vendor `amd` (1),
+    /// the `hsa_agent_t` handle as the device, no context. 22.1 creates no
+    /// `targetsync` object on AMDGPU (the result is `omp_interop_none`), so
+    /// `queue_native` keeps its default.
+    fn interop_info(&self, device: usize) -> Option<super::InteropInfo> {
+        let (_, dev) = self.device(device).ok()?;
+        Some(super::InteropInfo {
+            fr_id: 7,
+            vendor_id: 1,
+            platform: 0,
+            device: dev.agent.handle as usize,
+            context: 0,
+            type_names: [c"N/A", c"hsa_agent_t", c"N/A", c"hsa_queue_t *"],
+        })
+    }
+
     fn is_accessible(&self, _device: usize, ptr: usize, size: u64) -> bool {
         // Pinned host allocations are fine-grained memory every GPU reaches.
         self.state().is_ok_and(|st| Self::pinned_range(st, ptr as u64, size))

@@ -1112,6 +1112,41 @@ impl Plugin for CudaPlugin {
         self.event_release_impl(device, event)
     }
 
+    /// 22.1's CUDA interop: foreign runtime `cuda` (1), vendor `nvidia` (11),
+    /// the `CUdevice` ordinal as the device handle (device 0 reads as NULL
+    /// there, answered with `omp_irc_no_value`), the primary `CUcontext`.
+    fn interop_info(&self, device: usize) -> Option<super::InteropInfo> {
+        let (_, dev, ctx) = self.active(device).ok()?;
+        Some(super::InteropInfo {
+            fr_id: 1,
+            vendor_id: 11,
+            platform: 0,
+            device: dev.dev as usize,
+            context: ctx.ctx.0 as usize,
+            type_names: [c"N/A", c"CUdevice", c"CUcontext", c"CUstream"],
+        })
+    }
+
+    fn queue_native(&self, device: usize, queue: QueueHandle) -> Option<usize> {
+        let q = self.queue(queue, device).ok()?;
+        let mut st = q.state.lock();
+        // Foreign work may be queued from now on: the next synchronisation waits.
+        st.pending = true;
+        Some(st.stream.0 as usize)
+    }
+
+    /// The buffer goes to `cuLaunchKernel` as its parameter buffer (22.1's
+    /// `IsCUDA` launch), padded to whole 8-byte slots.
+    fn launch_raw(&self, device: usize, kernel: KernelHandle, name: &str, params: &[u8], dims: &LaunchDims) -> Result<()> {
+        let mut slots = vec![0u64; params.len().div_ceil(8)];
+        for (slot, chunk) in slots.iter_mut().zip(params.chunks(8)) {
+            let mut b = [0u8; 8];
+            b[..chunk.len()].copy_from_slice(chunk);
+            *slot = u64::from_ne_bytes(b);
+        }
+        self.launch(device, kernel, name, &slots, dims)
+    }
+
     /// Always false, as in 22.1: its CUDA device keeps the generic
     /// `isAccessiblePtrImpl` (false for every pointer, pinned and managed
     /// memory included; checked in the installed libomptarget.so.22.1, whose
