@@ -80,7 +80,7 @@ impl Config {
         let info = match var("LIBOMPTARGET_INFO") {
             None => 0,
             Some(v) => parse_int(&v).map(|n| n as i32 as u32).unwrap_or_else(|| {
-                eprintln!("omptarget message: ignoring LIBOMPTARGET_INFO='{v}': not a decimal number");
+                crate::env::diag::message(&format!("ignoring LIBOMPTARGET_INFO='{v}': not a decimal number"));
                 0
             }),
         };

@@ -4,8 +4,52 @@
 
 use crate::abi::ptr::SourceLoc;
 use crate::env::config;
-use std::io::Write;
+use std::fmt::Write as _;
 use std::sync::atomic::{AtomicU8, Ordering};
+
+/// One of the C library's standard streams.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CStream {
+    Stdout,
+    Stderr,
+}
+
+unsafe extern "C" {
+    // glibc's standard streams (`FILE *stdout`, `FILE *stderr`).
+    static stdout: *mut libc::FILE;
+    static stderr: *mut libc::FILE;
+}
+
+/// Writes `text` through the C library's `stdout` or `stderr` stream, as
+/// LLVM 22.1 does (fprintf), so it lands in the program's order: after what
+/// the program printed before and still holds in stdio's buffer (stdout to
+/// a pipe or file is fully buffered), and buffered like it. Writing to the
+/// file descriptor directly would overtake that text.
+pub fn c_write(stream: CStream, text: &str) {
+    if text.is_empty() {
+        return;
+    }
+    // SAFETY: reading glibc's stream pointers, initialised before any constructor runs and never changed by us.
+    let f = unsafe {
+        match stream {
+            CStream::Stdout => stdout,
+            CStream::Stderr => stderr,
+        }
+    };
+    if f.is_null() {
+        return;
+    }
+    // SAFETY: `f` is a live stdio stream; `text` is valid for `len` bytes; fwrite locks the stream itself.
+    unsafe { libc::fwrite(text.as_ptr().cast(), 1, text.len(), f) };
+}
+
+/// [`c_write`] of one formatted line (a newline is added).
+pub fn c_line(stream: CStream, args: std::fmt::Arguments<'_>) {
+    let mut line = String::with_capacity(128);
+    let _ = line.write_fmt(args);
+    line.push('\n');
+    c_write(stream, &line);
+}
 
 /// `LIBOMPTARGET_DEBUG` trace line. Costs one load and branch when off.
 #[macro_export]
@@ -19,17 +63,17 @@ macro_rules! debug {
 
 #[doc(hidden)]
 pub fn debug_line(args: std::fmt::Arguments<'_>) {
-    let _ = writeln!(std::io::stderr().lock(), "omptarget-rs debug: {args}");
+    c_line(CStream::Stderr, format_args!("omptarget-rs debug: {args}"));
 }
 
 /// `omptarget message: ...` (MESSAGE).
 pub fn message(text: &str) {
-    let _ = writeln!(std::io::stderr().lock(), "omptarget message: {text}");
+    c_line(CStream::Stderr, format_args!("omptarget message: {text}"));
 }
 
 /// `omptarget error: ...` (REPORT / FAILURE_MESSAGE).
 pub fn report(text: &str) {
-    let _ = writeln!(std::io::stderr().lock(), "omptarget error: {text}");
+    c_line(CStream::Stderr, format_args!("omptarget error: {text}"));
 }
 
 /// `omptarget device <d> info: ...` when `bits` are enabled in LIBOMPTARGET_INFO.
@@ -45,7 +89,7 @@ pub fn info(bits: u32, device: usize, text: impl FnOnce() -> String) {
 #[cold]
 #[inline(never)]
 fn info_line(device: usize, text: impl FnOnce() -> String) {
-    let _ = writeln!(std::io::stderr().lock(), "omptarget device {device} info: {}", text());
+    c_line(CStream::Stderr, format_args!("omptarget device {device} info: {}", text()));
 }
 
 /// `"PluginInterface" device <d> info: ...` for plugin-level INFO lines.
@@ -59,13 +103,13 @@ pub fn plugin_info(bits: u32, device: usize, text: impl FnOnce() -> String) {
 #[cold]
 #[inline(never)]
 fn plugin_info_line(device: usize, text: impl FnOnce() -> String) {
-    let _ = writeln!(std::io::stderr().lock(), "\"PluginInterface\" device {device} info: {}", text());
+    c_line(CStream::Stderr, format_args!("\"PluginInterface\" device {device} info: {}", text()));
 }
 
 /// `omptarget fatal error <code>: ...` then `abort()`, optionally prefixed by
 /// the source location.
 pub fn fatal(code: i64, text: &str) -> ! {
-    let _ = writeln!(std::io::stderr().lock(), "omptarget fatal error {code}: {text}");
+    c_line(CStream::Stderr, format_args!("omptarget fatal error {code}: {text}"));
     std::process::abort()
 }
 
@@ -142,7 +186,7 @@ pub fn target_outcome(success: bool, policy: Policy, loc: &crate::abi::ptr::Loc,
 /// "not present" note when built without `-g`).
 pub fn fatal_at(loc: &SourceLoc, code: i64, text: &str) -> ! {
     if loc.is_available() {
-        let _ = write!(std::io::stderr().lock(), "{loc}: ");
+        c_write(CStream::Stderr, &format!("{loc}: "));
     } else {
         report("Source location information not present. Compile with -g or -gline-tables-only.");
     }

@@ -83,9 +83,8 @@ pub fn entry(name: &'static str, args: impl FnOnce(&mut String, bool), body: imp
 
 #[cold]
 fn trace_start(name: &str) {
-    use std::io::Write;
     types::OUT_NOTE.with(|n| n.borrow_mut().take());
-    let _ = std::io::stderr().write_all(format!("---> {name}").as_bytes());
+    crate::env::diag::c_write(crate::env::diag::CStream::Stderr, &format!("---> {name}"));
 }
 
 #[cold]
@@ -101,6 +100,5 @@ fn trace_end(args: impl FnOnce(&mut String, bool), result: &OlResult<()>) {
             line.push_str(&format!("\n     *Error Details* {} \n", e.details));
         }
     }
-    use std::io::Write;
-    let _ = std::io::stderr().write_all(line.as_bytes());
+    crate::env::diag::c_write(crate::env::diag::CStream::Stderr, &line);
 }

@@ -280,10 +280,7 @@ impl Runtime {
         match self.api_target(device_num) {
             Target::Host => Err(OffloadError::NoSuchDevice { device: device_num, available: self.num_devices() }),
             Target::Device(d) => {
-                use std::io::Write;
-                let mut out = std::io::stdout().lock();
-                let _ = out.write_all(d.plugin.device_info(d.plugin_device).as_bytes());
-                let _ = out.flush();
+                crate::env::diag::c_write(crate::env::diag::CStream::Stdout, &d.plugin.device_info(d.plugin_device));
                 Ok(())
             }
         }

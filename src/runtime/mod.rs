@@ -421,7 +421,13 @@ impl Runtime {
             crate::debug!("device {}: loaded image {index} of library {:#x}, {} kernels", dev.id, lib.key, kernels.len());
             if crate::env::config().dump_offload_entries == dev.id as i64 {
                 for e in &lib.entries {
-                    println!("Device {} offloading entry: {} (addr {:#x}, size {}, flags {:#x})", dev.id, e.name, e.addr, e.size, e.flags);
+                    diag::c_line(
+                        diag::CStream::Stdout,
+                        format_args!(
+                            "Device {} offloading entry: {} (addr {:#x}, size {}, flags {:#x})",
+                            dev.id, e.name, e.addr, e.size, e.flags
+                        ),
+                    );
                 }
             }
             dev.kernels.write().extend(kernels);
@@ -526,13 +532,7 @@ impl Runtime {
                 );
             }
         }
-        use std::io::Write;
-        if to_stdout {
-            let _ = std::io::stdout().lock().write_all(out.as_bytes());
-            let _ = std::io::stdout().flush();
-        } else {
-            let _ = std::io::stderr().lock().write_all(out.as_bytes());
-        }
+        diag::c_write(if to_stdout { diag::CStream::Stdout } else { diag::CStream::Stderr }, &out);
     }
 
     /// Kernel for a region id on a device.

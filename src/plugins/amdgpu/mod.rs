@@ -389,7 +389,7 @@ unsafe extern "C" fn queue_error(status: HsaStatus, queue: *mut HsaQueue, data: 
                 let desc = slot.hsa.map(|h| h.status_text(status)).unwrap_or_else(|| "unknown error".into());
                 format!("omptarget fatal error 1: received error in queue {}: {desc}\n", c_pointer(queue as u64))
             };
-            let _ = std::io::Write::write_all(&mut std::io::stderr(), text.as_bytes());
+            crate::env::diag::c_write(crate::env::diag::CStream::Stderr, &text);
         });
         std::process::abort();
     }
@@ -406,7 +406,7 @@ unsafe extern "C" fn system_event(event: *const hsa::HsaAmdEvent, data: *mut c_v
     if e.event_type == consts::EVENT_GPU_MEMORY_FAULT && config().abort_on_gpu_error {
         // The process aborts right after: nothing observes a half-done report.
         let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            let _ = std::io::Write::write_all(&mut std::io::stderr(), fault_report(rec, e).as_bytes());
+            crate::env::diag::c_write(crate::env::diag::CStream::Stderr, &fault_report(rec, e));
         }));
         std::process::abort();
     }
