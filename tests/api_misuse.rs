@@ -852,21 +852,42 @@ fn fatal_nowait_query_with_null_slot() {
 }
 
 #[test]
-fn mapper_services_reject_foreign_handles() {
-    // [§6.12] only handles the runtime passed to a mapper are valid; NULL or
-    // foreign ones are refused instead of being written through.
+fn mapper_services_take_a_component_vector_and_reject_bad_handles() {
+    // [§6.12] the handle is a `MapperComponentsTy` (a std::vector of
+    // {base, begin, size, type, name}, libstdc++ layout): a program's own
+    // empty vector is accepted, grows and reads back; NULL, misaligned and
+    // implausible handles are refused instead of being written through.
     init_runtime();
-    let mut foreign = [0u64; 16];
-    let fp = foreign.as_mut_ptr().cast::<c_void>();
-    // SAFETY: NULL and foreign handles must be rejected.
+    let mut data = [0u8; 64];
+    let d = data.as_mut_ptr().cast::<c_void>();
+    let mut vec = [0usize; 3];
+    let vp = vec.as_mut_ptr().cast::<c_void>();
+    let mut bad = [0x2000usize, 0x1000, 0x3000];
+    let bp = bad.as_mut_ptr().cast::<c_void>();
+    // SAFETY: `vec` is an empty vector; the other handles must be rejected before use.
     unsafe {
         assert_eq!(__tgt_mapper_num_components(null_mut()), 0);
-        assert_eq!(__tgt_mapper_num_components(fp), 0);
-        assert_eq!(__tgt_mapper_num_components(fp.wrapping_byte_add(1)), 0);
+        assert_eq!(__tgt_mapper_num_components(vp.wrapping_byte_add(1)), 0);
+        assert_eq!(__tgt_mapper_num_components(bp), 0);
         __tgt_push_mapper_component(null_mut(), null_mut(), null_mut(), 8, TO, null_mut());
-        __tgt_push_mapper_component(fp, fp, fp, 8, TO, null_mut());
+        __tgt_push_mapper_component(bp, d, d, 8, TO, null_mut());
+        assert_eq!(__tgt_mapper_num_components(vp), 0);
+        for i in 0..3 {
+            __tgt_push_mapper_component(vp, d, d.wrapping_byte_add(8 * i), 8 * (i as i64 + 1), TO | i as i64, null_mut());
+        }
+        assert_eq!(__tgt_mapper_num_components(vp), 3);
     }
-    assert_eq!(foreign, [0u64; 16], "a foreign handle was written through");
+    assert_eq!(bad, [0x2000, 0x1000, 0x3000], "an implausible handle was written through");
+    // Read back through the std::vector layout: [begin, end, end of storage).
+    let (begin, end) = (vec[0] as *const [u64; 5], vec[1] as *const [u64; 5]);
+    // SAFETY: the runtime filled `vec` as a vector of 40-byte components.
+    let comps = unsafe { std::slice::from_raw_parts(begin, end.offset_from(begin) as usize) };
+    assert_eq!(comps.len(), 3);
+    for (i, c) in comps.iter().enumerate() {
+        assert_eq!(*c, [d as u64, d as u64 + 8 * i as u64, 8 * (i as u64 + 1), (TO | i as i64) as u64, 0]);
+    }
+    // SAFETY: the storage came from operator new (malloc-based) or malloc.
+    unsafe { libc::free(vec[0] as *mut c_void) };
 }
 
 #[test]

@@ -5,6 +5,7 @@
 
 pub mod libomp;
 pub mod map_type;
+pub mod mapper;
 pub mod omp_task;
 pub mod ptr;
 pub mod types;

@@ -3,11 +3,12 @@
 //! (abi-reference §1.3.2, §6.6–§6.12).
 
 use super::boundary::{value_entry, void_entry};
+use crate::abi::mapper::{MapComponent, MapperComponents};
 use crate::abi::ptr::{self, Loc};
 use crate::abi::{MapType, ident_t, map_var_info_t};
 use crate::error::{OffloadError, Result};
 use crate::runtime::async_info::AsyncInfo;
-use crate::runtime::data::{self, MapArg, MapperComponents};
+use crate::runtime::data::{self, MapArg};
 use crate::runtime::{self, launch};
 use core::ffi::c_void;
 
@@ -475,17 +476,11 @@ pub unsafe extern "C" fn __tgt_target_data_update_nowait(
 /// Checks a mapper handle received from C.
 ///
 /// # Safety
-/// `handle` is NULL or a pointer the runtime passed to a mapper function.
+/// `handle` is NULL or points to a mapper handle (a component vector) that
+/// the running mapper alone uses.
 unsafe fn components<'a>(handle: *mut c_void) -> Result<&'a mut MapperComponents> {
-    if handle.is_null() || !(handle as usize).is_multiple_of(align_of::<MapperComponents>()) {
-        return Err(OffloadError::InvalidArgument("mapper handle is NULL or misaligned".into()));
-    }
-    // SAFETY: non-NULL and aligned; the runtime passed this pointer to the mapper, which is running now (it is the only user).
-    let c = unsafe { &mut *(handle as *mut MapperComponents) };
-    if !c.is_valid() {
-        return Err(OffloadError::InvalidArgument("not a mapper handle of this runtime".into()));
-    }
-    Ok(c)
+    // SAFETY: forwarded contract.
+    unsafe { MapperComponents::from_handle(handle) }
 }
 
 /// Number of components a mapper has pushed so far.
@@ -496,7 +491,7 @@ unsafe fn components<'a>(handle: *mut c_void) -> Result<&'a mut MapperComponents
 pub unsafe extern "C" fn __tgt_mapper_num_components(rt_mapper_handle: *mut c_void) -> i64 {
     value_entry("__tgt_mapper_num_components", 0, || {
         // SAFETY: forwarded contract.
-        Ok(unsafe { components(rt_mapper_handle)? }.args.len() as i64)
+        Ok(unsafe { components(rt_mapper_handle)? }.len() as i64)
     })
 }
 
@@ -516,7 +511,6 @@ pub unsafe extern "C" fn __tgt_push_mapper_component(
     void_entry("__tgt_push_mapper_component", || {
         // SAFETY: forwarded contract.
         let c = unsafe { components(rt_mapper_handle)? };
-        c.args.push(MapArg::new(base as usize, begin as usize, size, MapType(ty as u64), name as usize, 0));
-        Ok(())
+        c.push(MapComponent { base, begin, size, ty, name })
     })
 }

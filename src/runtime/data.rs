@@ -11,6 +11,7 @@ use super::async_info::AsyncInfo;
 use super::device::Device;
 use super::mapping::{Found, Insert, Lookup, MapEntry, Seen, Shadow};
 use crate::abi::MapType;
+use crate::abi::mapper::MapperComponents;
 use crate::env::config::info;
 use crate::env::diag::{self, ptr};
 use crate::error::{OffloadError, Result};
@@ -58,26 +59,6 @@ fn name_of(info: usize) -> String {
     unsafe { crate::abi::ptr::var_info(info) }.0
 }
 
-/// The component list a user-defined mapper fills through
-/// `__tgt_push_mapper_component`. Tagged so foreign handles are rejected.
-#[derive(Debug)]
-pub struct MapperComponents {
-    tag: u64,
-    pub args: Vec<MapArg>,
-}
-
-const MAPPER_TAG: u64 = 0x6f6d_7074_6d61_7070;
-
-impl MapperComponents {
-    fn new() -> Self {
-        MapperComponents { tag: MAPPER_TAG, args: Vec::new() }
-    }
-    /// Checks a handle received from C.
-    pub fn is_valid(&self) -> bool {
-        self.tag == MAPPER_TAG
-    }
-}
-
 /// Signature of a clang-generated mapper function.
 type MapperFn = unsafe extern "C" fn(*mut core::ffi::c_void, usize, usize, i64, i64, usize);
 
@@ -88,8 +69,14 @@ fn run_mapper(arg: &MapArg) -> Vec<MapArg> {
     let f: MapperFn = unsafe { core::mem::transmute::<usize, MapperFn>(arg.mapper) };
     // SAFETY: see above; `comps` outlives the call.
     unsafe { f((&mut comps as *mut MapperComponents).cast(), arg.base, arg.begin, arg.size, arg.ty.0 as i64, arg.name) };
-    crate::debug!("mapper {:#x} produced {} components", arg.mapper, comps.args.len());
-    comps.args
+    crate::debug!("mapper {:#x} produced {} components", arg.mapper, comps.len());
+    let args = comps
+        .as_slice()
+        .iter()
+        .map(|c| MapArg::new(c.base as usize, c.begin as usize, c.size, MapType(c.ty as u64), c.name as usize, 0))
+        .collect();
+    comps.release();
+    args
 }
 
 /// A pointer-attachment request deferred to the end of a construct.
