@@ -23,3 +23,7 @@ bash c-tests/cuda-indirect/run.sh
 # The AMDGPU plugin end to end against the CPU stand-in for the HSA runtime.
 bash c-tests/amdgpu-mock.sh
 bash bench/run.sh --smoke
+# Issue 14 (reliability): fork with threads offloading, gdb on an offloading
+# program, bad input, dlopen/dlclose cycles, teardown with work in flight,
+# thread stress (short CI modes; --long for the full figures).
+bash c-tests/reliability/run.sh

@@ -19,6 +19,32 @@ extern "C" fn mark_shutdown() {
 fn library_init() {
     // SAFETY: `mark_shutdown` is a plain extern "C" fn that only stores an atomic.
     unsafe { libc::atexit(mark_shutdown) };
+    // SAFETY: three plain extern "C" fns that catch panics; the registration is removed when the library is unloaded.
+    unsafe { libc::pthread_atfork(Some(fork_prepare), Some(fork_parent), Some(fork_child)) };
+}
+
+// Fork safety (issue 14): every runtime lock is taken before `fork` and
+// released in both processes, so the child never inherits a lock held by a
+// thread it does not have (`runtime::fork`).
+extern "C" fn fork_prepare() {
+    let _ = guard("fork prepare", || {
+        crate::runtime::fork::prepare();
+        Ok(())
+    });
+}
+
+extern "C" fn fork_parent() {
+    let _ = guard("fork parent", || {
+        crate::runtime::fork::release();
+        Ok(())
+    });
+}
+
+extern "C" fn fork_child() {
+    let _ = guard("fork child", || {
+        crate::runtime::fork::child();
+        Ok(())
+    });
 }
 
 fn report(name: &str, e: &OffloadError) {

@@ -436,6 +436,25 @@ pub enum Insert {
 }
 
 impl MappingTable {
+    /// Fork safety (see [`super::fork`]): every shard's lock, then the locks
+    /// of every entry in it (an entry in several shards is taken once).
+    pub fn lock_for_fork(&'static self, held: &mut super::fork::ForkLocks) -> bool {
+        let mut seen = std::collections::HashSet::new();
+        for shard in &self.shards {
+            if !held.write(&shard.map) {
+                return false;
+            }
+            // SAFETY: the write lock of this map was just taken (and its guard forgotten) by this thread.
+            let map = unsafe { &*shard.map.data_ptr() };
+            for e in map.values() {
+                if seen.insert(Arc::as_ptr(e)) && !(held.mutex_in(e, |e| &e.shadows) && held.mutex_in(e, |e| &e.event)) {
+                    return false;
+                }
+            }
+        }
+        true
+    }
+
     /// Finds the entry for `[hp, hp+size)` (read locks only).
     pub fn lookup(&self, hp: usize, size: u64) -> Lookup {
         self.lookup_then(hp, size, |_| ()).0

@@ -12,6 +12,7 @@ pub mod data;
 pub mod device;
 pub mod device_api;
 pub mod entries;
+pub mod fork;
 pub mod image;
 pub mod launch;
 pub mod mapping;
@@ -102,10 +103,27 @@ pub struct Runtime {
 }
 
 static RUNTIME: LazyLock<Runtime> = LazyLock::new(Runtime::new);
+/// Set once [`RUNTIME`] exists (the fork handlers touch nothing before).
+static STARTED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// The runtime if it was created already.
+pub fn started() -> Option<&'static Runtime> {
+    STARTED.load(Ordering::Acquire).then(get)
+}
 
 /// The runtime, created on first use.
 pub fn get() -> &'static Runtime {
     &RUNTIME
+}
+
+impl fork::ForkSafe for Runtime {
+    fn lock_for_fork(&'static self, held: &mut fork::ForkLocks) -> bool {
+        held.write(&self.registry)
+            && held.mutex(&self.load_lock)
+            && held.mutex(&self.plugin_devices)
+            && self.devices.lock_for_fork(held)
+            && self.plugins.iter().all(|p| p.lock_for_fork(held))
+    }
 }
 
 impl Runtime {
@@ -116,6 +134,8 @@ impl Runtime {
         let cuda: &'static dyn Plugin = Box::leak(Box::new(CudaPlugin::default()));
         let amdgpu: &'static dyn Plugin = Box::leak(Box::new(AmdgpuPlugin::default()));
         let plugins = vec![host, cuda, amdgpu];
+        // A fork from now on waits for `RUNTIME` (the handlers call `get`).
+        STARTED.store(true, Ordering::Release);
         Runtime {
             refcount: AtomicUsize::new(0),
             plugin_devices: Mutex::new(vec![None; plugins.len()]),

@@ -93,7 +93,13 @@ impl HostPlugin {
             }
             written += n as usize;
         }
-        Ok((format!("/proc/self/fd/{fd}"), fd))
+        // The process's own number, not `self`: the path is what ld.so
+        // records in its link map, and a debugger reads it from there and
+        // opens it in its own process, where /proc/self/fd/N is one of the
+        // debugger's descriptors (gdb then blocks on it, e.g. its terminal).
+        // SAFETY: getpid has no preconditions.
+        let pid = unsafe { libc::getpid() };
+        Ok((format!("/proc/{pid}/fd/{fd}"), fd))
     }
 }
 
@@ -268,6 +274,14 @@ impl Plugin for HostPlugin {
         // SAFETY: `kernel` was resolved from a loaded image as a kernel symbol; clang's host kernels take only pointer-sized parameters.
         unsafe { call::call_kernel(kernel as usize, args) };
         Ok(())
+    }
+
+    fn lock_for_fork(&'static self, held: &mut crate::runtime::fork::ForkLocks) -> bool {
+        held.mutex(&self.images) && self.queues.lock_for_fork(held)
+    }
+
+    fn forked_child(&self) {
+        self.queues.forked_child();
     }
 
     fn uid(&self, device: usize) -> String {
