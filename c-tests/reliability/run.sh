@@ -12,6 +12,9 @@
 #            checks results within 10 s. Also in the queued host mode.
 #   gdb      `gdb -batch -ex run -ex bt --args` on an offloading program
 #            completes (the images' link-map paths are openable by gdb).
+#   bad      bad_input.c (an ABI harness, cc): a truncated device image, a
+#            NULL host pointer with a size, a negative size, 2^21 kernel
+#            arguments: each reported clearly, never a crash.
 #
 # Prints one PASS/FAIL line per check and "N passed, N failed"; exit 1 on a failure.
 set -uo pipefail
@@ -22,7 +25,7 @@ OUT=$ROOT/target/reliability
 LONG=0
 if [ "${1:-}" = --long ]; then LONG=1; shift; fi
 CHECKS=("$@")
-[ ${#CHECKS[@]} -gt 0 ] || CHECKS=(fork gdb)
+[ ${#CHECKS[@]} -gt 0 ] || CHECKS=(fork gdb bad)
 [ -f "$LIB" ] || { echo "reliability/run.sh: no runtime at $LIB (cargo build --release)" >&2; exit 2; }
 LIB=$(readlink -f "$LIB")
 mkdir -p "$OUT/shim" "$OUT/logs"
@@ -92,6 +95,39 @@ check_gdb() {
   else
     bad "gdb break in kernel" "gdb exit $rc" "$log"
   fi
+}
+
+check_bad() {
+  local log=$OUT/logs/bad_input.build
+  if ! cc -shared -fPIC -O2 "$HERE/../abi/devimg/devimg.c" -o "$OUT/devimg.so" >"$log" 2>&1 ||
+    ! cc -std=c11 -Wall -Wextra -Werror -O1 "$HERE/bad_input.c" -o "$OUT/bad_input" \
+      -L/usr/lib/llvm-22/lib -lomptarget -Wl,-rpath,/usr/lib/llvm-22/lib >>"$log" 2>&1; then
+    bad "build bad_input" "" "$log"
+    return
+  fi
+  # case, expected exit status, a line stdout must end with, a stderr substring
+  local spec
+  for spec in "truncated|134|launching on a truncated image|truncated or malformed ELF image" \
+    "null|0|done|argument 0 maps 64 bytes at host address NULL" \
+    "negative|0|done|argument 0 has a negative size -8" \
+    "manyargs|134|launching with 2097152 arguments|2093057 more than the host plugin's limit of 4096"; do
+    local c want last msg
+    IFS='|' read -r c want last msg <<<"$spec"
+    log=$OUT/logs/bad_input.$c
+    # (The subshell keeps bash's "Aborted" job message out of the output.)
+    (
+      timeout 60 "$OUT/bad_input" "$OUT/devimg.so" "$c" >"$log.out" 2>"$log.err"
+      echo $? >"$log.rc"
+    ) 2>/dev/null
+    local rc
+    rc=$(cat "$log.rc")
+    if [ $rc = "$want" ] && [ "$(tail -n 1 "$log.out")" = "$last" ] && grep -qF "$msg" "$log.err"; then
+      ok "bad input: $c" "exit $rc"
+    else
+      cat "$log.out" "$log.err" >"$log.all"
+      bad "bad input: $c" "exit $rc (want $want, stdout ending '$last', stderr with '$msg')" "$log.all"
+    fi
+  done
 }
 
 for c in "${CHECKS[@]}"; do

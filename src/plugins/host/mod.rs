@@ -62,6 +62,26 @@ fn alloc_huge(bytes: usize) -> Option<u64> {
     Some(p as u64)
 }
 
+/// Most arguments a host kernel is called with. Arguments past the sixth go
+/// on the calling thread's stack (8 bytes each), and the calling thread may
+/// be a libomp worker or hidden-helper thread with a small stack: 4,096
+/// arguments (32 KiB) fit any of them, and no compiled target region comes
+/// near it (a C function has no fixed parameter limit the image could tell).
+pub const MAX_KERNEL_ARGS: usize = 4096;
+
+/// Refuses a launch with more arguments than [`MAX_KERNEL_ARGS`] (issue 14:
+/// 2^21 arguments overflowed the stack in the call trampoline).
+fn check_arg_count(name: &str, args: &[u64]) -> Result<()> {
+    if args.len() > MAX_KERNEL_ARGS {
+        return Err(OffloadError::InvalidArgument(format!(
+            "kernel {name} launched with {} arguments, {} more than the host plugin's limit of {MAX_KERNEL_ARGS}",
+            args.len(),
+            args.len() - MAX_KERNEL_ARGS
+        )));
+    }
+    Ok(())
+}
+
 fn load_error(what: String) -> OffloadError {
     OffloadError::BadImage(format!("failed to load target image: {what}"))
 }
@@ -117,6 +137,7 @@ impl Plugin for HostPlugin {
     }
 
     fn load_binary(&self, device: usize, image: &[u8]) -> Result<ImageHandle> {
+        crate::runtime::image::check_elf_layout(image)?;
         let (path, fd) = Self::memfd_with(image, device)?;
         // SAFETY: loading a shared object runs its constructors; the image was registered by the program as its own device code for this target.
         let lib = unsafe { libloading::os::unix::Library::open(Some(&path), libc::RTLD_NOW | libc::RTLD_LOCAL) };
@@ -250,6 +271,7 @@ impl Plugin for HostPlugin {
         crate::env::diag::plugin_info(crate::env::config::info::PLUGIN_KERNEL, device, || {
             format!("Launching kernel {name} with [1,1,1] blocks and [1,1,1] threads in Generic mode")
         });
+        check_arg_count(name, args)?;
         crate::debug!("host plugin: queueing {name} at {kernel:#x} with {} arguments {args:x?}", args.len());
         self.queues.launch(queue, kernel, args)
     }
@@ -270,6 +292,7 @@ impl Plugin for HostPlugin {
         crate::env::diag::plugin_info(crate::env::config::info::PLUGIN_KERNEL, device, || {
             format!("Launching kernel {name} with [1,1,1] blocks and [1,1,1] threads in Generic mode")
         });
+        check_arg_count(name, args)?;
         crate::debug!("host plugin: calling {name} at {kernel:#x} with {} arguments {args:x?}", args.len());
         // SAFETY: `kernel` was resolved from a loaded image as a kernel symbol; clang's host kernels take only pointer-sized parameters.
         unsafe { call::call_kernel(kernel as usize, args) };
