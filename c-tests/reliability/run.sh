@@ -15,6 +15,9 @@
 #   bad      bad_input.c (an ABI harness, cc): a truncated device image, a
 #            NULL host pointer with a size, a negative size, 2^21 kernel
 #            arguments: each reported clearly, never a crash.
+#   dlopen   dlopen_cycles.c: 1,000 dlopen/offload/dlclose cycles (10,000
+#            with --long) of a library with a target region and a
+#            declare-target global: RSS growth < 2 MiB, no fd or maps growth.
 #
 # Prints one PASS/FAIL line per check and "N passed, N failed"; exit 1 on a failure.
 set -uo pipefail
@@ -25,7 +28,7 @@ OUT=$ROOT/target/reliability
 LONG=0
 if [ "${1:-}" = --long ]; then LONG=1; shift; fi
 CHECKS=("$@")
-[ ${#CHECKS[@]} -gt 0 ] || CHECKS=(fork gdb bad)
+[ ${#CHECKS[@]} -gt 0 ] || CHECKS=(fork gdb bad dlopen)
 [ -f "$LIB" ] || { echo "reliability/run.sh: no runtime at $LIB (cargo build --release)" >&2; exit 2; }
 LIB=$(readlink -f "$LIB")
 mkdir -p "$OUT/shim" "$OUT/logs"
@@ -126,6 +129,31 @@ check_bad() {
     else
       cat "$log.out" "$log.err" >"$log.all"
       bad "bad input: $c" "exit $rc (want $want, stdout ending '$last', stderr with '$msg')" "$log.all"
+    fi
+  done
+}
+
+check_dlopen() {
+  local log=$OUT/logs/dl_cycle_lib.build
+  if ! "$CC" "${OMPFLAGS[@]}" -shared -fPIC "$HERE/dl_cycle_lib.c" -o "$OUT/dl_cycle_lib.so" >"$log" 2>&1; then
+    bad "build dl_cycle_lib" "" "$log"
+    return
+  fi
+  build dlopen_cycles -ldl || return
+  local cycles=1000 mode
+  [ $LONG = 1 ] && cycles=10000
+  for mode in direct queued; do
+    log=$OUT/logs/dlopen.$mode.log
+    if [ $mode = queued ]; then
+      OMPTARGET_RS_HOST_QUEUES=2 timeout 300 "$OUT/dlopen_cycles" "$OUT/dl_cycle_lib.so" $cycles >"$log" 2>&1
+    else
+      timeout 300 "$OUT/dlopen_cycles" "$OUT/dl_cycle_lib.so" $cycles >"$log" 2>&1
+    fi
+    local rc=$?
+    if [ $rc = 0 ]; then
+      ok "dlopen cycles [$mode]" "$(grep '^dlopen_cycles:' "$log")"
+    else
+      bad "dlopen cycles [$mode]" "exit $rc" "$log"
     fi
   done
 }

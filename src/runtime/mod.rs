@@ -116,9 +116,27 @@ pub fn get() -> &'static Runtime {
     &RUNTIME
 }
 
+/// Names of kernels and globals, kept for the whole process (per-thread
+/// kernel caches and diagnostics hold them without a count) but once per
+/// distinct name: a library loaded and unloaded 1,000 times adds nothing
+/// after its first load (issue 14).
+static NAMES: Mutex<Option<std::collections::HashSet<&'static str>>> = Mutex::new(None);
+
+fn intern(name: &str) -> &'static str {
+    let mut names = NAMES.lock();
+    let set = names.get_or_insert_with(Default::default);
+    if let Some(&s) = set.get(name) {
+        return s;
+    }
+    let s: &'static str = Box::leak(name.into());
+    set.insert(s);
+    s
+}
+
 impl fork::ForkSafe for Runtime {
     fn lock_for_fork(&'static self, held: &mut fork::ForkLocks) -> bool {
-        held.write(&self.registry)
+        held.mutex(&NAMES)
+            && held.write(&self.registry)
             && held.mutex(&self.load_lock)
             && held.mutex(&self.plugin_devices)
             && self.devices.lock_for_fork(held)
@@ -415,7 +433,7 @@ impl Runtime {
                         tgt
                     };
                     if matches!(dev.table.lookup(e.addr, e.size), mapping::Lookup::NotFound) {
-                        let name = Box::leak(format!(";{};unknown;0;0;;\0", e.name).into_boxed_str());
+                        let name = intern(&format!(";{};unknown;0;0;;\0", e.name));
                         dev.table.insert(MapEntry::new_permanent(e.addr, e.size, tgt, name.as_ptr() as usize));
                     }
                 } else if e.addr != 0 {
@@ -423,7 +441,7 @@ impl Runtime {
                         .plugin
                         .get_function(dev.plugin_device, handle, &e.name)
                         .inspect_err(|_| diag::report(&format!("Failed to load kernel {}", e.name)))?;
-                    kernels.push((e.addr, device::Kernel { handle: k, name: Box::leak(e.name.clone().into_boxed_str()) }));
+                    kernels.push((e.addr, device::Kernel { handle: k, name: intern(&e.name) }));
                 }
             }
             crate::debug!("device {}: loaded image {index} of library {:#x}, {} kernels", dev.id, lib.key, kernels.len());

@@ -20,18 +20,30 @@ use std::ffi::CString;
 pub const NUM_DEVICES: usize = 4;
 
 struct LoadedImage {
-    handle: libloading::os::unix::Library,
+    /// The `dlopen` handle (`dlclose` when dropped).
+    handle: Option<libloading::os::unix::Library>,
     /// Kept for symbol-size checks of globals.
     bytes: Vec<u8>,
     /// The memfd the image was loaded from (kept open, see `load_binary`).
-    _fd: libc::c_int,
+    fd: libc::c_int,
+}
+
+impl Drop for LoadedImage {
+    fn drop(&mut self) {
+        // dlclose first: the descriptor names the object while it is loaded.
+        drop(self.handle.take());
+        // SAFETY: the memfd is this image's own and closed only here.
+        unsafe { libc::close(self.fd) };
+    }
 }
 
 /// The host plugin.
 #[derive(Default)]
 pub struct HostPlugin {
-    /// Loaded images, never unloaded: kernels may run until process exit.
-    images: Mutex<Vec<&'static LoadedImage>>,
+    /// Loaded images by handle; `None` once unloaded (the slot is reused).
+    /// Kernels of an image run until the runtime unloads it, which it does
+    /// only when no construct can reach the image any more.
+    images: Mutex<Vec<Option<std::sync::Arc<LoadedImage>>>>,
     /// Deferred queues of the `OMPTARGET_RS_HOST_QUEUES` test mode.
     queues: queue::Queues,
 }
@@ -87,8 +99,8 @@ fn load_error(what: String) -> OffloadError {
 }
 
 impl HostPlugin {
-    fn image(&self, handle: ImageHandle) -> Result<&'static LoadedImage> {
-        self.images.lock().get(handle).copied().ok_or_else(|| OffloadError::Internal(format!("unknown image handle {handle}")))
+    fn image(&self, handle: ImageHandle) -> Result<std::sync::Arc<LoadedImage>> {
+        self.images.lock().get(handle).cloned().flatten().ok_or_else(|| OffloadError::Internal(format!("unknown image handle {handle}")))
     }
 
     /// Writes `bytes` to an anonymous memory file and returns a path that
@@ -153,20 +165,40 @@ impl Plugin for HostPlugin {
                 return Err(load_error(e.to_string()));
             }
         };
-        let loaded: &'static LoadedImage = Box::leak(Box::new(LoadedImage { handle, bytes: image.to_vec(), _fd: fd }));
+        let loaded = std::sync::Arc::new(LoadedImage { handle: Some(handle), bytes: image.to_vec(), fd });
         let mut images = self.images.lock();
-        images.push(loaded);
-        crate::debug!("host plugin: loaded image of {} bytes on device {device} as handle {}", image.len(), images.len() - 1);
-        Ok(images.len() - 1)
+        let slot = match images.iter().position(Option::is_none) {
+            Some(i) => i,
+            None => {
+                images.push(None);
+                images.len() - 1
+            }
+        };
+        images[slot] = Some(loaded);
+        crate::debug!("host plugin: loaded image of {} bytes on device {device} as handle {slot}", image.len());
+        Ok(slot)
+    }
+
+    fn unload_binary(&self, device: usize, image: ImageHandle) -> Result<()> {
+        // The image goes (dlclose, its memfd, its copy) once the last user of
+        // its `Arc` is done; the runtime unloads only unreachable images.
+        let img = self.images.lock().get_mut(image).and_then(Option::take);
+        match img {
+            Some(_) => {
+                crate::debug!("host plugin: unloaded image {image} on device {device}");
+                Ok(())
+            }
+            None => Err(OffloadError::Internal(format!("unknown image handle {image}"))),
+        }
     }
 
     fn get_function(&self, _device: usize, image: ImageHandle, name: &str) -> Result<KernelHandle> {
         let img = self.image(image)?;
         // SAFETY: the symbol is only used as an address; it is called through `call_kernel` whose contract the runtime upholds.
-        let sym = unsafe { img.handle.get::<*const ()>(name.as_bytes()) };
+        let sym = img.handle.as_ref().map(|h| unsafe { h.get::<*const ()>(name.as_bytes()) });
         match sym {
-            Ok(s) => Ok(s.as_raw_ptr() as u64),
-            Err(_) => Err(OffloadError::MissingSymbol { lib: "the device image".into(), symbol: name.into() }),
+            Some(Ok(s)) => Ok(s.as_raw_ptr() as u64),
+            _ => Err(OffloadError::MissingSymbol { lib: "the device image".into(), symbol: name.into() }),
         }
     }
 
@@ -181,10 +213,10 @@ impl Plugin for HostPlugin {
             )));
         }
         // SAFETY: the symbol is only used as an address.
-        let sym = unsafe { img.handle.get::<*const ()>(name.as_bytes()) };
+        let sym = img.handle.as_ref().map(|h| unsafe { h.get::<*const ()>(name.as_bytes()) });
         match sym {
-            Ok(s) => Ok(s.as_raw_ptr() as u64),
-            Err(_) => Err(OffloadError::MissingSymbol {
+            Some(Ok(s)) => Ok(s.as_raw_ptr() as u64),
+            _ => Err(OffloadError::MissingSymbol {
                 lib: "the device image".into(),
                 symbol: format!("failed to find global symbol '{name}' in the ELF image"),
             }),
