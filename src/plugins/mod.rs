@@ -71,6 +71,11 @@ pub trait Plugin: Send + Sync {
     fn unload_binary(&self, _device: usize, _image: ImageHandle) -> Result<()> {
         Ok(())
     }
+    /// Whether images still loaded at process exit are unloaded from the
+    /// runtime's library destructor (GPU plugins: their device destructors).
+    fn unload_at_exit(&self) -> bool {
+        true
+    }
     /// Resolves a kernel by name in a loaded image.
     fn get_function(&self, device: usize, image: ImageHandle, name: &str) -> Result<KernelHandle>;
     /// Resolves a global by name; `size` is the host's view of its size.

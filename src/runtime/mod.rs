@@ -116,6 +116,40 @@ pub fn get() -> &'static Runtime {
     &RUNTIME
 }
 
+/// Address ranges of the objects loaded with the program (the executable
+/// and its `DT_NEEDED` libraries), recorded by the library constructor.
+/// They stay mapped until the process ends, so a descriptor inside one is
+/// unregistered only by the program's exit handlers.
+static STARTUP_OBJECTS: std::sync::OnceLock<Vec<(usize, usize)>> = std::sync::OnceLock::new();
+
+/// Records the startup objects' loaded ranges (once, from the constructor).
+pub fn set_startup_objects(ranges: Vec<(usize, usize)>) {
+    let _ = STARTUP_OBJECTS.set(ranges);
+}
+
+/// Whether `addr` lies in an object loaded with the program.
+fn in_startup_object(addr: usize) -> bool {
+    STARTUP_OBJECTS.get().is_some_and(|r| r.iter().any(|&(lo, hi)| lo <= addr && addr < hi))
+}
+
+/// Library destructor (process exit): the images that libraries left loaded
+/// are unloaded where the plugin wants it (device destructors of GPU images,
+/// as 22.1 runs them at device deinit, from its own destructor).
+pub fn at_library_fini() {
+    let Some(rt) = started() else { return };
+    for dev in rt.devices.all() {
+        if !dev.plugin.unload_at_exit() {
+            continue;
+        }
+        let images: Vec<(usize, crate::plugins::ImageHandle)> = dev.loaded_libs.lock().drain().collect();
+        for (key, image) in images {
+            if let Err(e) = dev.plugin.unload_binary(dev.plugin_device, image) {
+                diag::report(&format!("device {}: unloading the image of library {key:#x} failed: {e}", dev.id));
+            }
+        }
+    }
+}
+
 /// Names of kernels and globals, kept for the whole process (per-thread
 /// kernel caches and diagnostics hold them without a count) but once per
 /// distinct name: a library loaded and unloaded 1,000 times adds nothing
@@ -296,6 +330,18 @@ impl Runtime {
         // Drop the reference first: the last one prints the final table dump,
         // which still shows this library's globals, as LLVM's does.
         self.deinit();
+        if in_startup_object(key) {
+            // Only the program's exit handlers unregister a descriptor of an
+            // object loaded with the program, so the process is exiting
+            // (issue 14): constructs the program queued
+            // (target nowait tasks that libomp's exit still runs on its
+            // hidden-helper threads, other threads of an exit() from a
+            // parallel region) may still launch this library's kernels and
+            // use its globals, so everything stays until the process is gone;
+            // device destructors run from the library destructor.
+            crate::debug!("library {key:#x} unregistered during exit: its kernels and globals stay usable");
+            return;
+        }
         let removed = self.registry.write().remove(key);
         if let Some(lib) = removed {
             for dev in self.devices.all() {

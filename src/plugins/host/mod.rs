@@ -179,6 +179,12 @@ impl Plugin for HostPlugin {
         Ok(slot)
     }
 
+    /// Host images have no device destructors to run, and a kernel of a
+    /// straggling thread may still be running at exit: they stay loaded.
+    fn unload_at_exit(&self) -> bool {
+        false
+    }
+
     fn unload_binary(&self, device: usize, image: ImageHandle) -> Result<()> {
         // The image goes (dlclose, its memfd, its copy) once the last user of
         // its `Arc` is done; the runtime unloads only unreachable images.
