@@ -18,6 +18,11 @@
 #   dlopen   dlopen_cycles.c: 1,000 dlopen/offload/dlclose cycles (10,000
 #            with --long) of a library with a target region and a
 #            declare-target global: RSS growth < 2 MiB, no fd or maps growth.
+#   teardown teardown_nowait.c: 8 target nowait regions outstanding when main
+#            returns (5 runs; 20 with --long), and exit(0) from a parallel
+#            region while the other threads offload (10 runs; 50): exit 0.
+#   stress   thread_stress.c: 8 threads x 10^4 mixed constructs (10^5, 50
+#            runs with --long), exact results, reference counts back to 0.
 #
 # Prints one PASS/FAIL line per check and "N passed, N failed"; exit 1 on a failure.
 set -uo pipefail
@@ -28,7 +33,7 @@ OUT=$ROOT/target/reliability
 LONG=0
 if [ "${1:-}" = --long ]; then LONG=1; shift; fi
 CHECKS=("$@")
-[ ${#CHECKS[@]} -gt 0 ] || CHECKS=(fork gdb bad dlopen)
+[ ${#CHECKS[@]} -gt 0 ] || CHECKS=(fork gdb bad dlopen teardown stress)
 [ -f "$LIB" ] || { echo "reliability/run.sh: no runtime at $LIB (cargo build --release)" >&2; exit 2; }
 LIB=$(readlink -f "$LIB")
 mkdir -p "$OUT/shim" "$OUT/logs"
@@ -156,6 +161,47 @@ check_dlopen() {
       bad "dlopen cycles [$mode]" "exit $rc" "$log"
     fi
   done
+}
+
+# repeat NAME RUNS COMMAND...: runs COMMAND RUNS times (10 min limit each),
+# all must exit 0; the last failing run's output is shown.
+repeat() {
+  local name=$1 runs=$2 i rc failed=0 log=$OUT/logs/$1.log
+  shift 2
+  for ((i = 0; i < runs; i++)); do
+    (
+      timeout 600 "$@" >"$log.run" 2>&1
+      echo $? >"$log.rc"
+    ) 2>/dev/null
+    rc=$(cat "$log.rc")
+    if [ "$rc" != 0 ]; then
+      failed=$((failed + 1))
+      { echo "run $i: exit $rc"; cat "$log.run"; } >"$log"
+    fi
+  done
+  if [ $failed = 0 ]; then
+    ok "$name" "$runs runs, exit 0; $(tail -n 1 "$log.run")"
+  else
+    bad "$name" "$failed of $runs runs failed" "$log"
+  fi
+}
+
+check_teardown() {
+  build teardown_nowait || return
+  local n1=5 n2=10
+  [ $LONG = 1 ] && n1=20 n2=50
+  repeat "teardown: nowait at return" $n1 "$OUT/teardown_nowait"
+  repeat "teardown: exit in parallel" $n2 "$OUT/teardown_nowait" exit
+}
+
+check_stress() {
+  build thread_stress -lpthread || return
+  if [ $LONG = 1 ]; then
+    repeat "thread stress" 50 "$OUT/thread_stress" 100000
+  else
+    repeat "thread stress" 1 "$OUT/thread_stress" 10000
+    OMPTARGET_RS_HOST_QUEUES=2 repeat "thread stress [queued]" 1 "$OUT/thread_stress" 10000
+  fi
 }
 
 for c in "${CHECKS[@]}"; do
