@@ -23,6 +23,10 @@
 #            region while the other threads offload (10 runs; 50): exit 0.
 #   stress   thread_stress.c: 8 threads x 10^4 mixed constructs (10^5, 50
 #            runs with --long), exact results, reference counts back to 0.
+#   valgrind dlopen_cycles (30 cycles) and the bad-input cases that return
+#            (NULL host pointer, negative size) under valgrind memcheck: no
+#            invalid access, no definite leak from our library. Needs the
+#            dlopen and bad checks' builds (runs after them by default).
 #
 # Prints one PASS/FAIL line per check and "N passed, N failed"; exit 1 on a failure.
 set -uo pipefail
@@ -33,7 +37,7 @@ OUT=$ROOT/target/reliability
 LONG=0
 if [ "${1:-}" = --long ]; then LONG=1; shift; fi
 CHECKS=("$@")
-[ ${#CHECKS[@]} -gt 0 ] || CHECKS=(fork gdb bad dlopen teardown stress)
+[ ${#CHECKS[@]} -gt 0 ] || CHECKS=(fork gdb bad dlopen teardown stress valgrind)
 [ -f "$LIB" ] || { echo "reliability/run.sh: no runtime at $LIB (cargo build --release)" >&2; exit 2; }
 LIB=$(readlink -f "$LIB")
 mkdir -p "$OUT/shim" "$OUT/logs"
@@ -202,6 +206,27 @@ check_stress() {
     repeat "thread stress" 1 "$OUT/thread_stress" 10000
     OMPTARGET_RS_HOST_QUEUES=2 repeat "thread stress [queued]" 1 "$OUT/thread_stress" 10000
   fi
+}
+
+check_valgrind() {
+  command -v valgrind >/dev/null || { echo "SKIP  valgrind: valgrind not installed"; return; }
+  local what log
+  for what in "dlopen_cycles $OUT/dl_cycle_lib.so 30" "bad_input $OUT/devimg.so null" "bad_input $OUT/devimg.so negative"; do
+    read -r -a cmd <<<"$what"
+    log=$OUT/logs/valgrind.${cmd[0]}.${cmd[2]}
+    [ -x "$OUT/${cmd[0]}" ] || { bad "valgrind ${cmd[0]} ${cmd[2]}" "not built (run the dlopen and bad checks)"; continue; }
+    timeout 600 valgrind --leak-check=full --num-callers=40 "$OUT/${cmd[0]}" "${cmd[@]:1}" >"$log" 2>&1
+    # Invalid accesses anywhere, or a definitely lost block allocated under our library.
+    if grep -qE "Invalid (read|write|free)|uninitialised|Mismatched free" "$log"; then
+      bad "valgrind ${cmd[0]} ${cmd[2]}" "memory errors" "$log"
+    elif awk '/definitely lost in loss record/{rec=1; next} rec && /^==[0-9]+== $/{rec=0} rec && /omptarget_rs|libomptarget/{hit=1} END{exit !hit}' "$log"; then
+      bad "valgrind ${cmd[0]} ${cmd[2]}" "definite leak in our library" "$log"
+    elif grep -q "ERROR SUMMARY" "$log"; then
+      ok "valgrind ${cmd[0]} ${cmd[2]}" "$(grep -o 'definitely lost: .*' "$log" | head -n 1) (the harness's own image buffer, if any)"
+    else
+      bad "valgrind ${cmd[0]} ${cmd[2]}" "valgrind did not finish" "$log"
+    fi
+  done
 }
 
 for c in "${CHECKS[@]}"; do
