@@ -151,13 +151,15 @@ impl RawArgs {
 /// anything is allocated or copied:
 /// * a negative size: OpenMP 5.2 §5.2.5 requires an array section's length
 ///   to be a non-negative integer (22.1 aborts; ours reports and does nothing);
-/// * a NULL host address with a non-zero size (not a by-value literal): the
-///   list item has no storage, and a copy would read or write address 0
-///   (22.1 segfaults).
+/// * a NULL host address with a non-zero size to copy to or from the device
+///   (`to`/`from`, not a by-value literal): the list item has no storage, and
+///   the copy would read or write address 0 (22.1 segfaults). Without a copy
+///   (rustc passes its literals again, type 0, to the end call) nothing
+///   touches the address, as in 22.1.
 #[inline(always)]
 fn check_sizes(args: &mut [MapArg]) -> Result<&mut [MapArg]> {
     for (i, a) in args.iter().enumerate() {
-        if a.size < 0 || (a.begin == 0 && a.size > 0 && !a.ty.any(MapType::LITERAL)) {
+        if a.size < 0 || (a.begin == 0 && a.size > 0 && a.ty.any(MapType::TO | MapType::FROM) && !a.ty.any(MapType::LITERAL)) {
             return Err(bad_size(i, a));
         }
     }
