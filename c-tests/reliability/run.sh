@@ -69,9 +69,9 @@ check_fork() {
   for mode in direct queued; do
     log=$OUT/logs/fork.$mode.log
     if [ $mode = queued ]; then
-      OMPTARGET_RS_HOST_QUEUES=2 timeout 300 "$OUT/fork_offload" $forks >"$log" 2>&1
+      OMPTARGET_RS_HOST_QUEUES=2 timeout -k 5 300 "$OUT/fork_offload" $forks >"$log" 2>&1
     else
-      timeout 300 "$OUT/fork_offload" $forks >"$log" 2>&1
+      timeout -k 5 300 "$OUT/fork_offload" $forks >"$log" 2>&1
     fi
     local rc=$?
     if [ $rc = 0 ] && grep -q "^fork_offload: $forks children ok, 0 failed" "$log"; then
@@ -86,7 +86,7 @@ check_gdb() {
   command -v gdb >/dev/null || { echo "SKIP  gdb: gdb not installed"; return; }
   build gdb_offload || return
   local log=$OUT/logs/gdb.log
-  timeout 60 gdb -nx -batch -ex run -ex bt --args "$OUT/gdb_offload" </dev/null >"$log" 2>&1
+  timeout -k 5 60 gdb -nx -batch -ex run -ex bt --args "$OUT/gdb_offload" </dev/null >"$log" 2>&1
   local rc=$?
   if [ $rc = 124 ]; then
     bad "gdb run+bt" "gdb hung (killed after 60 s)" "$log"
@@ -97,7 +97,7 @@ check_gdb() {
   fi
   # Stopped inside a kernel: gdb must have read the image's symbols.
   log=$OUT/logs/gdb-break.log
-  timeout 60 gdb -nx -batch -ex 'set breakpoint pending on' -ex 'break gdb_kernel_body' -ex run -ex bt -ex continue \
+  timeout -k 5 60 gdb -nx -batch -ex 'set breakpoint pending on' -ex 'break gdb_kernel_body' -ex run -ex bt -ex continue \
     --args "$OUT/gdb_offload" </dev/null >"$log" 2>&1
   rc=$?
   if [ $rc = 124 ]; then
@@ -128,7 +128,7 @@ check_bad() {
     log=$OUT/logs/bad_input.$c
     # (The subshell keeps bash's "Aborted" job message out of the output.)
     (
-      timeout 60 "$OUT/bad_input" "$OUT/devimg.so" "$c" >"$log.out" 2>"$log.err"
+      timeout -k 5 60 "$OUT/bad_input" "$OUT/devimg.so" "$c" >"$log.out" 2>"$log.err"
       echo $? >"$log.rc"
     ) 2>/dev/null
     local rc
@@ -154,9 +154,9 @@ check_dlopen() {
   for mode in direct queued; do
     log=$OUT/logs/dlopen.$mode.log
     if [ $mode = queued ]; then
-      OMPTARGET_RS_HOST_QUEUES=2 timeout 300 "$OUT/dlopen_cycles" "$OUT/dl_cycle_lib.so" $cycles >"$log" 2>&1
+      OMPTARGET_RS_HOST_QUEUES=2 timeout -k 5 300 "$OUT/dlopen_cycles" "$OUT/dl_cycle_lib.so" $cycles >"$log" 2>&1
     else
-      timeout 300 "$OUT/dlopen_cycles" "$OUT/dl_cycle_lib.so" $cycles >"$log" 2>&1
+      timeout -k 5 300 "$OUT/dlopen_cycles" "$OUT/dl_cycle_lib.so" $cycles >"$log" 2>&1
     fi
     local rc=$?
     if [ $rc = 0 ]; then
@@ -174,7 +174,7 @@ repeat() {
   shift 2
   for ((i = 0; i < runs; i++)); do
     (
-      timeout 600 "$@" >"$log.run" 2>&1
+      timeout -k 5 600 "$@" >"$log.run" 2>&1
       echo $? >"$log.rc"
     ) 2>/dev/null
     rc=$(cat "$log.rc")
@@ -215,7 +215,7 @@ check_valgrind() {
     read -r -a cmd <<<"$what"
     log=$OUT/logs/valgrind.${cmd[0]}.${cmd[2]}
     [ -x "$OUT/${cmd[0]}" ] || { bad "valgrind ${cmd[0]} ${cmd[2]}" "not built (run the dlopen and bad checks)"; continue; }
-    timeout 600 valgrind --leak-check=full --num-callers=40 "$OUT/${cmd[0]}" "${cmd[@]:1}" >"$log" 2>&1
+    timeout -k 5 600 valgrind --leak-check=full --num-callers=40 "$OUT/${cmd[0]}" "${cmd[@]:1}" >"$log" 2>&1
     # Invalid accesses anywhere, or a definitely lost block allocated under our library.
     if grep -qE "Invalid (read|write|free)|uninitialised|Mismatched free" "$log"; then
       bad "valgrind ${cmd[0]} ${cmd[2]}" "memory errors" "$log"
