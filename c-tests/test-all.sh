@@ -33,3 +33,7 @@ bash bench/offload/run.sh --smoke
 bash c-tests/interop/run.sh
 # issue 15: kernel record/replay on mock-cuda, replayed with llvm-omp-kernel-replay-22.
 bash c-tests/record-replay/run.sh
+# Issue 14 (reliability): fork with threads offloading, gdb on an offloading
+# program, bad input, dlopen/dlclose cycles, teardown with work in flight,
+# thread stress (short CI modes; --long for the full figures).
+bash c-tests/reliability/run.sh

@@ -6,7 +6,7 @@
 //! The seed is printed; set OMPTARGET_RS_SEED to replay.
 
 use omptarget_rs::runtime::entries::parse_entries;
-use omptarget_rs::runtime::image::{elf_ident, elf_symbol_size, parse_offload_binary};
+use omptarget_rs::runtime::image::{check_elf_layout, elf_ident, elf_symbol_size, parse_offload_binary};
 
 struct Rng(u64);
 impl Rng {
@@ -116,6 +116,23 @@ fn elf_parsers_survive_mutations() {
         let b = mutate(&mut rng, &sample);
         let _ = elf_ident(&b);
         let _ = elf_symbol_size(&b, "main");
+        let _ = check_elf_layout(&b);
+    }
+}
+
+/// The layout check (issue 14) accepts a whole image and rejects every
+/// truncation of one, whatever was mutated in the headers: an accepted
+/// image has every segment and section inside its bytes.
+#[test]
+fn elf_layout_check_survives_mutations() {
+    let mut rng = Rng(seed());
+    let whole = std::fs::read(std::env::current_exe().expect("test exe")).expect("read test exe");
+    assert!(check_elf_layout(&whole).is_ok());
+    assert!(check_elf_layout(&whole[..whole.len() / 2]).is_err());
+    let sample = elf_sample();
+    for _ in 0..20_000 {
+        let b = mutate(&mut rng, &sample);
+        let _ = check_elf_layout(&b);
     }
 }
 

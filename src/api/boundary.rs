@@ -19,6 +19,69 @@ extern "C" fn mark_shutdown() {
 fn library_init() {
     // SAFETY: `mark_shutdown` is a plain extern "C" fn that only stores an atomic.
     unsafe { libc::atexit(mark_shutdown) };
+    crate::runtime::set_startup_objects(startup_objects());
+    // SAFETY: three plain extern "C" fns that catch panics; the registration is removed when the library is unloaded.
+    unsafe { libc::pthread_atfork(Some(fork_prepare), Some(fork_parent), Some(fork_child)) };
+}
+
+// Library destructor (in `.fini_array`, so it runs when ld.so finalises this
+// object at exit, after the exit handlers): see `runtime::at_library_fini`.
+extern "C" fn library_fini() {
+    let _ = guard("library fini", || {
+        crate::runtime::at_library_fini();
+        Ok(())
+    });
+}
+
+#[used]
+#[unsafe(link_section = ".fini_array")]
+static LIBRARY_FINI: extern "C" fn() = library_fini;
+
+// Fork safety (issue 14): every runtime lock is taken before `fork` and
+// released in both processes, so the child never inherits a lock held by a
+// thread it does not have (`runtime::fork`).
+extern "C" fn fork_prepare() {
+    let _ = guard("fork prepare", || {
+        crate::runtime::fork::prepare();
+        Ok(())
+    });
+}
+
+extern "C" fn fork_parent() {
+    let _ = guard("fork parent", || {
+        crate::runtime::fork::release();
+        Ok(())
+    });
+}
+
+extern "C" fn fork_child() {
+    let _ = guard("fork child", || {
+        crate::runtime::fork::child();
+        Ok(())
+    });
+}
+
+/// The loaded segments of every object mapped now (the program and its
+/// `DT_NEEDED` libraries: this constructor runs before the program's own).
+fn startup_objects() -> Vec<(usize, usize)> {
+    extern "C" fn one(info: *mut libc::dl_phdr_info, _size: libc::size_t, data: *mut libc::c_void) -> libc::c_int {
+        // SAFETY: dl_iterate_phdr passes a valid info struct, and `data` is the Vec given below, used only on this thread.
+        let (info, out) = unsafe { (&*info, &mut *(data as *mut Vec<(usize, usize)>)) };
+        if info.dlpi_phdr.is_null() {
+            return 0;
+        }
+        // SAFETY: dlpi_phdr points to dlpi_phnum program headers of a loaded object.
+        let phdrs = unsafe { std::slice::from_raw_parts(info.dlpi_phdr, usize::from(info.dlpi_phnum)) };
+        for ph in phdrs.iter().filter(|ph| ph.p_type == libc::PT_LOAD) {
+            let lo = (info.dlpi_addr as usize).wrapping_add(ph.p_vaddr as usize);
+            out.push((lo, lo.wrapping_add(ph.p_memsz as usize)));
+        }
+        0
+    }
+    let mut out: Vec<(usize, usize)> = Vec::new();
+    // SAFETY: `one` only reads the headers and appends to `out`, which outlives the call.
+    unsafe { libc::dl_iterate_phdr(Some(one), &mut out as *mut Vec<(usize, usize)> as *mut libc::c_void) };
+    out
 }
 
 fn report(name: &str, e: &OffloadError) {

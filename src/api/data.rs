@@ -93,7 +93,7 @@ impl RawArgs {
         if n > ARGS_INLINE {
             buf.heap.clear();
             buf.heap.extend((0..n).map(read));
-            return Ok(&mut buf.heap[..]);
+            return check_sizes(&mut buf.heap[..]);
         }
         let dst = buf.inline.as_mut_ptr() as *mut MapArg;
         for i in 0..n {
@@ -101,7 +101,7 @@ impl RawArgs {
             unsafe { dst.add(i).write(read(i)) };
         }
         // SAFETY: the first `n` elements were just initialised; `MapArg` is Copy.
-        Ok(unsafe { core::slice::from_raw_parts_mut(dst, n) })
+        check_sizes(unsafe { core::slice::from_raw_parts_mut(dst, n) })
     }
 
     /// [`RawArgs::read_into`] with every check spelled out: the error names
@@ -131,7 +131,7 @@ impl RawArgs {
             let mapper = mappers.get(i).copied().unwrap_or(0);
             buf.heap.push(MapArg::new(bases[i], begins[i], sizes[i], MapType(types[i] as u64), name, mapper));
         }
-        Ok(&mut buf.heap[..])
+        check_sizes(&mut buf.heap[..])
     }
 
     /// Writes `use_device_ptr`/`use_device_addr` results back into `ArgsBase`.
@@ -145,6 +145,35 @@ impl RawArgs {
                 unsafe { *self.bases.add(i) = a.base as *mut c_void };
             }
         }
+    }
+}
+
+/// Rejects map arguments no conforming program passes (issue 14), before
+/// anything is allocated or copied:
+/// * a negative size: OpenMP 5.2 §5.2.5 requires an array section's length
+///   to be a non-negative integer (22.1 aborts; ours reports and does nothing);
+/// * a NULL host address with a non-zero size to copy to or from the device
+///   (`to`/`from`, not a by-value literal): the list item has no storage, and
+///   the copy would read or write address 0 (22.1 segfaults). Without a copy
+///   (rustc passes its literals again, type 0, to the end call) nothing
+///   touches the address, as in 22.1.
+#[inline(always)]
+fn check_sizes(args: &mut [MapArg]) -> Result<&mut [MapArg]> {
+    for (i, a) in args.iter().enumerate() {
+        if a.size < 0 || (a.begin == 0 && a.size > 0 && a.ty.any(MapType::TO | MapType::FROM) && !a.ty.any(MapType::LITERAL)) {
+            return Err(bad_size(i, a));
+        }
+    }
+    Ok(args)
+}
+
+#[cold]
+#[inline(never)]
+fn bad_size(i: usize, a: &MapArg) -> OffloadError {
+    if a.size < 0 {
+        OffloadError::InvalidArgument(format!("argument {i} has a negative size {} (map type {:#x})", a.size, a.ty.0))
+    } else {
+        OffloadError::InvalidArgument(format!("argument {i} maps {} bytes at host address NULL (map type {:#x})", a.size, a.ty.0))
     }
 }
 

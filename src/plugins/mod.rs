@@ -85,6 +85,11 @@ pub trait Plugin: Send + Sync {
     fn unload_binary(&self, _device: usize, _image: ImageHandle) -> Result<()> {
         Ok(())
     }
+    /// Whether images still loaded at process exit are unloaded from the
+    /// runtime's library destructor (GPU plugins: their device destructors).
+    fn unload_at_exit(&self) -> bool {
+        true
+    }
     /// Resolves a kernel by name in a loaded image.
     fn get_function(&self, device: usize, image: ImageHandle, name: &str) -> Result<KernelHandle>;
     /// Resolves a global by name; `size` is the host's view of its size.
@@ -207,6 +212,16 @@ pub trait Plugin: Send + Sync {
     fn is_accessible(&self, _device: usize, _ptr: usize, _size: u64) -> bool {
         false
     }
+    /// Fork safety: takes the plugin's locks for a `fork` (see
+    /// `runtime::fork`); false as soon as one is busy. Plugins whose driver
+    /// cannot be used in a child after `fork` (CUDA, HSA) keep the default.
+    fn lock_for_fork(&'static self, _held: &mut crate::runtime::fork::ForkLocks) -> bool {
+        true
+    }
+    /// In a child after `fork` (locks released): work that a thread of the
+    /// parent was running will never finish there; the plugin must not wait
+    /// for it.
+    fn forked_child(&self) {}
     /// Unique id string of a device (`omp_get_uid_from_device`).
     fn uid(&self, device: usize) -> String;
     /// Text printed by `__tgt_print_device_info`.

@@ -149,6 +149,11 @@ impl Device {
         unsafe { self.submit(dst, &v as *const u64 as usize, 8) }
     }
 
+    /// Fork safety: the kernel map, the loaded-library map and the mapping table.
+    fn lock_for_fork(&'static self, held: &mut super::fork::ForkLocks) -> bool {
+        held.write(&self.kernels) && held.mutex(&self.loaded_libs) && self.table.lock_for_fork(held)
+    }
+
     pub(super) fn generation(&self) -> u64 {
         self.loaded_generation.load(Ordering::Acquire)
     }
@@ -202,6 +207,10 @@ impl DeviceList {
         let _ = slot.set(Arc::new(make(id)));
         self.len.store(id + 1, Ordering::Release);
         Some(id)
+    }
+    /// Fork safety: the list's lock and every device's locks (see [`super::fork`]).
+    pub fn lock_for_fork(&'static self, held: &mut super::fork::ForkLocks) -> bool {
+        held.mutex(&self.push) && (0..self.len()).filter_map(|i| self.slots[i].get()).all(|d| d.lock_for_fork(held))
     }
     /// All devices in user-number order.
     pub fn all(&self) -> Vec<Arc<Device>> {

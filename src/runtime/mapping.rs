@@ -173,6 +173,11 @@ impl MapEntry {
     pub fn complete_copy_ticket(&self) {
         self.copies_done.fetch_add(1, Ordering::AcqRel);
     }
+    /// Completes all tickets taken (a child after `fork`, see
+    /// [`MappingTable::forget_copies_in_flight`]).
+    pub fn forget_copies_in_flight(&self) {
+        self.copies_done.store(self.copies_taken.load(Ordering::Acquire), Ordering::Release);
+    }
     /// Whether a copy back of this entry is still outstanding.
     #[inline]
     pub fn copies_pending(&self) -> bool {
@@ -487,6 +492,36 @@ pub enum Insert {
 }
 
 impl MappingTable {
+    /// Fork safety (see [`super::fork`]): every shard's lock, then the locks
+    /// of every entry in it (an entry in several shards is taken once).
+    pub fn lock_for_fork(&'static self, held: &mut super::fork::ForkLocks) -> bool {
+        let mut seen = std::collections::HashSet::new();
+        for shard in &self.shards {
+            if !held.write(&shard.map) {
+                return false;
+            }
+            // SAFETY: the write lock of this map was just taken (and its guard forgotten) by this thread.
+            let map = unsafe { &*shard.map.data_ptr() };
+            for e in map.values() {
+                if seen.insert(Arc::as_ptr(e)) && !(held.mutex_in(e, |e| &e.shadows) && held.mutex_in(e, |e| &e.event)) {
+                    return false;
+                }
+            }
+        }
+        true
+    }
+
+    /// In a child after `fork`: completes every copy-back ticket, since the
+    /// parent threads that held them do not exist here (their copies either
+    /// landed before the fork or never will), so no release waits for them.
+    pub fn forget_copies_in_flight(&self) {
+        for shard in &self.shards {
+            for e in shard.map.read().values() {
+                e.forget_copies_in_flight();
+            }
+        }
+    }
+
     /// Finds the entry for `[hp, hp+size)` (read locks only).
     pub fn lookup(&self, hp: usize, size: u64) -> Lookup {
         self.lookup_then(hp, size, |_| ()).0

@@ -12,6 +12,7 @@ pub mod data;
 pub mod device;
 pub mod device_api;
 pub mod entries;
+pub mod fork;
 pub mod image;
 pub mod interop;
 pub mod launch;
@@ -104,10 +105,79 @@ pub struct Runtime {
 }
 
 static RUNTIME: LazyLock<Runtime> = LazyLock::new(Runtime::new);
+/// Set once [`RUNTIME`] exists (the fork handlers touch nothing before).
+static STARTED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// The runtime if it was created already.
+pub fn started() -> Option<&'static Runtime> {
+    STARTED.load(Ordering::Acquire).then(get)
+}
 
 /// The runtime, created on first use.
 pub fn get() -> &'static Runtime {
     &RUNTIME
+}
+
+/// Address ranges of the objects loaded with the program (the executable
+/// and its `DT_NEEDED` libraries), recorded by the library constructor.
+/// They stay mapped until the process ends, so a descriptor inside one is
+/// unregistered only by the program's exit handlers.
+static STARTUP_OBJECTS: std::sync::OnceLock<Vec<(usize, usize)>> = std::sync::OnceLock::new();
+
+/// Records the startup objects' loaded ranges (once, from the constructor).
+pub fn set_startup_objects(ranges: Vec<(usize, usize)>) {
+    let _ = STARTUP_OBJECTS.set(ranges);
+}
+
+/// Whether `addr` lies in an object loaded with the program.
+fn in_startup_object(addr: usize) -> bool {
+    STARTUP_OBJECTS.get().is_some_and(|r| r.iter().any(|&(lo, hi)| lo <= addr && addr < hi))
+}
+
+/// Library destructor (process exit): the images that libraries left loaded
+/// are unloaded where the plugin wants it (device destructors of GPU images,
+/// as 22.1 runs them at device deinit, from its own destructor).
+pub fn at_library_fini() {
+    let Some(rt) = started() else { return };
+    for dev in rt.devices.all() {
+        if !dev.plugin.unload_at_exit() {
+            continue;
+        }
+        let images: Vec<(usize, crate::plugins::ImageHandle)> = dev.loaded_libs.lock().drain().collect();
+        for (key, image) in images {
+            if let Err(e) = dev.plugin.unload_binary(dev.plugin_device, image) {
+                diag::report(&format!("device {}: unloading the image of library {key:#x} failed: {e}", dev.id));
+            }
+        }
+    }
+}
+
+/// Names of kernels and globals, kept for the whole process (per-thread
+/// kernel caches and diagnostics hold them without a count) but once per
+/// distinct name: a library loaded and unloaded 1,000 times adds nothing
+/// after its first load (issue 14).
+static NAMES: Mutex<Option<std::collections::HashSet<&'static str>>> = Mutex::new(None);
+
+fn intern(name: &str) -> &'static str {
+    let mut names = NAMES.lock();
+    let set = names.get_or_insert_with(Default::default);
+    if let Some(&s) = set.get(name) {
+        return s;
+    }
+    let s: &'static str = Box::leak(name.into());
+    set.insert(s);
+    s
+}
+
+impl fork::ForkSafe for Runtime {
+    fn lock_for_fork(&'static self, held: &mut fork::ForkLocks) -> bool {
+        held.mutex(&NAMES)
+            && held.write(&self.registry)
+            && held.mutex(&self.load_lock)
+            && held.mutex(&self.plugin_devices)
+            && self.devices.lock_for_fork(held)
+            && self.plugins.iter().all(|p| p.lock_for_fork(held))
+    }
 }
 
 impl Runtime {
@@ -118,6 +188,8 @@ impl Runtime {
         let cuda: &'static dyn Plugin = Box::leak(Box::new(CudaPlugin::default()));
         let amdgpu: &'static dyn Plugin = Box::leak(Box::new(AmdgpuPlugin::default()));
         let plugins = vec![host, cuda, amdgpu];
+        // A fork from now on waits for `RUNTIME` (the handlers call `get`).
+        STARTED.store(true, Ordering::Release);
         Runtime {
             refcount: AtomicUsize::new(0),
             plugin_devices: Mutex::new(vec![None; plugins.len()]),
@@ -260,6 +332,18 @@ impl Runtime {
         // Drop the reference first: the last one prints the final table dump,
         // which still shows this library's globals, as LLVM's does.
         self.deinit();
+        if in_startup_object(key) {
+            // Only the program's exit handlers unregister a descriptor of an
+            // object loaded with the program, so the process is exiting
+            // (issue 14): constructs the program queued
+            // (target nowait tasks that libomp's exit still runs on its
+            // hidden-helper threads, other threads of an exit() from a
+            // parallel region) may still launch this library's kernels and
+            // use its globals, so everything stays until the process is gone;
+            // device destructors run from the library destructor.
+            crate::debug!("library {key:#x} unregistered during exit: its kernels and globals stay usable");
+            return;
+        }
         let removed = self.registry.write().remove(key);
         if let Some(lib) = removed {
             for dev in self.devices.all() {
@@ -407,7 +491,7 @@ impl Runtime {
                         tgt
                     };
                     if matches!(dev.table.lookup(e.addr, e.size), mapping::Lookup::NotFound) {
-                        let name = Box::leak(format!(";{};unknown;0;0;;\0", e.name).into_boxed_str());
+                        let name = intern(&format!(";{};unknown;0;0;;\0", e.name));
                         dev.table.insert(MapEntry::new_permanent(e.addr, e.size, tgt, name.as_ptr() as usize));
                     }
                 } else if e.addr != 0 {
@@ -415,7 +499,7 @@ impl Runtime {
                         .plugin
                         .get_function(dev.plugin_device, handle, &e.name)
                         .inspect_err(|_| diag::report(&format!("Failed to load kernel {}", e.name)))?;
-                    kernels.push((e.addr, device::Kernel { handle: k, name: Box::leak(e.name.clone().into_boxed_str()) }));
+                    kernels.push((e.addr, device::Kernel { handle: k, name: intern(&e.name) }));
                 }
             }
             crate::debug!("device {}: loaded image {index} of library {:#x}, {} kernels", dev.id, lib.key, kernels.len());

@@ -1160,6 +1160,7 @@ impl Plugin for AmdgpuPlugin {
     }
 
     fn load_binary(&self, device: usize, bytes: &[u8]) -> Result<ImageHandle> {
+        crate::runtime::image::check_elf_layout(bytes)?;
         let img = image::identify(bytes)?;
         let (st, dev) = self.device(device)?;
         if !dev.isas.iter().any(|t| image::is_compatible(&img, t)) {

@@ -20,18 +20,30 @@ use std::ffi::CString;
 pub const NUM_DEVICES: usize = 4;
 
 struct LoadedImage {
-    handle: libloading::os::unix::Library,
+    /// The `dlopen` handle (`dlclose` when dropped).
+    handle: Option<libloading::os::unix::Library>,
     /// Kept for symbol-size checks of globals.
     bytes: Vec<u8>,
     /// The memfd the image was loaded from (kept open, see `load_binary`).
-    _fd: libc::c_int,
+    fd: libc::c_int,
+}
+
+impl Drop for LoadedImage {
+    fn drop(&mut self) {
+        // dlclose first: the descriptor names the object while it is loaded.
+        drop(self.handle.take());
+        // SAFETY: the memfd is this image's own and closed only here.
+        unsafe { libc::close(self.fd) };
+    }
 }
 
 /// The host plugin.
 #[derive(Default)]
 pub struct HostPlugin {
-    /// Loaded images, never unloaded: kernels may run until process exit.
-    images: Mutex<Vec<&'static LoadedImage>>,
+    /// Loaded images by handle; `None` once unloaded (the slot is reused).
+    /// Kernels of an image run until the runtime unloads it, which it does
+    /// only when no construct can reach the image any more.
+    images: Mutex<Vec<Option<std::sync::Arc<LoadedImage>>>>,
     /// Deferred queues of the `OMPTARGET_RS_HOST_QUEUES` test mode.
     queues: queue::Queues,
 }
@@ -62,13 +74,33 @@ fn alloc_huge(bytes: usize) -> Option<u64> {
     Some(p as u64)
 }
 
+/// Most arguments a host kernel is called with. Arguments past the sixth go
+/// on the calling thread's stack (8 bytes each), and the calling thread may
+/// be a libomp worker or hidden-helper thread with a small stack: 4,096
+/// arguments (32 KiB) fit any of them, and no compiled target region comes
+/// near it (a C function has no fixed parameter limit the image could tell).
+pub const MAX_KERNEL_ARGS: usize = 4096;
+
+/// Refuses a launch with more arguments than [`MAX_KERNEL_ARGS`] (issue 14:
+/// 2^21 arguments overflowed the stack in the call trampoline).
+fn check_arg_count(name: &str, args: &[u64]) -> Result<()> {
+    if args.len() > MAX_KERNEL_ARGS {
+        return Err(OffloadError::InvalidArgument(format!(
+            "kernel {name} launched with {} arguments, {} more than the host plugin's limit of {MAX_KERNEL_ARGS}",
+            args.len(),
+            args.len() - MAX_KERNEL_ARGS
+        )));
+    }
+    Ok(())
+}
+
 fn load_error(what: String) -> OffloadError {
     OffloadError::BadImage(format!("failed to load target image: {what}"))
 }
 
 impl HostPlugin {
-    fn image(&self, handle: ImageHandle) -> Result<&'static LoadedImage> {
-        self.images.lock().get(handle).copied().ok_or_else(|| OffloadError::Internal(format!("unknown image handle {handle}")))
+    fn image(&self, handle: ImageHandle) -> Result<std::sync::Arc<LoadedImage>> {
+        self.images.lock().get(handle).cloned().flatten().ok_or_else(|| OffloadError::Internal(format!("unknown image handle {handle}")))
     }
 
     /// Writes `bytes` to an anonymous memory file and returns a path that
@@ -93,7 +125,13 @@ impl HostPlugin {
             }
             written += n as usize;
         }
-        Ok((format!("/proc/self/fd/{fd}"), fd))
+        // The process's own number, not `self`: the path is what ld.so
+        // records in its link map, and a debugger reads it from there and
+        // opens it in its own process, where /proc/self/fd/N is one of the
+        // debugger's descriptors (gdb then blocks on it, e.g. its terminal).
+        // SAFETY: getpid has no preconditions.
+        let pid = unsafe { libc::getpid() };
+        Ok((format!("/proc/{pid}/fd/{fd}"), fd))
     }
 }
 
@@ -111,7 +149,7 @@ impl Plugin for HostPlugin {
     }
 
     fn load_binary(&self, device: usize, image: &[u8]) -> Result<ImageHandle> {
-        crate::runtime::image::elf_segments_in_bounds(image).map_err(|e| load_error(e.to_string()))?;
+        crate::runtime::image::check_elf_layout(image).map_err(|e| load_error(e.to_string()))?;
         let (path, fd) = Self::memfd_with(image, device)?;
         // SAFETY: loading a shared object runs its constructors; the image was registered by the program as its own device code for this target.
         let lib = unsafe { libloading::os::unix::Library::open(Some(&path), libc::RTLD_NOW | libc::RTLD_LOCAL) };
@@ -127,20 +165,46 @@ impl Plugin for HostPlugin {
                 return Err(load_error(e.to_string()));
             }
         };
-        let loaded: &'static LoadedImage = Box::leak(Box::new(LoadedImage { handle, bytes: image.to_vec(), _fd: fd }));
+        let loaded = std::sync::Arc::new(LoadedImage { handle: Some(handle), bytes: image.to_vec(), fd });
         let mut images = self.images.lock();
-        images.push(loaded);
-        crate::debug!("host plugin: loaded image of {} bytes on device {device} as handle {}", image.len(), images.len() - 1);
-        Ok(images.len() - 1)
+        let slot = match images.iter().position(Option::is_none) {
+            Some(i) => i,
+            None => {
+                images.push(None);
+                images.len() - 1
+            }
+        };
+        images[slot] = Some(loaded);
+        crate::debug!("host plugin: loaded image of {} bytes on device {device} as handle {slot}", image.len());
+        Ok(slot)
+    }
+
+    /// Host images have no device destructors to run, and a kernel of a
+    /// straggling thread may still be running at exit: they stay loaded.
+    fn unload_at_exit(&self) -> bool {
+        false
+    }
+
+    fn unload_binary(&self, device: usize, image: ImageHandle) -> Result<()> {
+        // The image goes (dlclose, its memfd, its copy) once the last user of
+        // its `Arc` is done; the runtime unloads only unreachable images.
+        let img = self.images.lock().get_mut(image).and_then(Option::take);
+        match img {
+            Some(_) => {
+                crate::debug!("host plugin: unloaded image {image} on device {device}");
+                Ok(())
+            }
+            None => Err(OffloadError::Internal(format!("unknown image handle {image}"))),
+        }
     }
 
     fn get_function(&self, _device: usize, image: ImageHandle, name: &str) -> Result<KernelHandle> {
         let img = self.image(image)?;
         // SAFETY: the symbol is only used as an address; it is called through `call_kernel` whose contract the runtime upholds.
-        let sym = unsafe { img.handle.get::<*const ()>(name.as_bytes()) };
+        let sym = img.handle.as_ref().map(|h| unsafe { h.get::<*const ()>(name.as_bytes()) });
         match sym {
-            Ok(s) => Ok(s.as_raw_ptr() as u64),
-            Err(_) => Err(OffloadError::MissingSymbol { lib: "the device image".into(), symbol: name.into() }),
+            Some(Ok(s)) => Ok(s.as_raw_ptr() as u64),
+            _ => Err(OffloadError::MissingSymbol { lib: "the device image".into(), symbol: name.into() }),
         }
     }
 
@@ -155,10 +219,10 @@ impl Plugin for HostPlugin {
             )));
         }
         // SAFETY: the symbol is only used as an address.
-        let sym = unsafe { img.handle.get::<*const ()>(name.as_bytes()) };
+        let sym = img.handle.as_ref().map(|h| unsafe { h.get::<*const ()>(name.as_bytes()) });
         match sym {
-            Ok(s) => Ok(s.as_raw_ptr() as u64),
-            Err(_) => Err(OffloadError::MissingSymbol {
+            Some(Ok(s)) => Ok(s.as_raw_ptr() as u64),
+            _ => Err(OffloadError::MissingSymbol {
                 lib: "the device image".into(),
                 symbol: format!("failed to find global symbol '{name}' in the ELF image"),
             }),
@@ -245,6 +309,7 @@ impl Plugin for HostPlugin {
         crate::env::diag::plugin_info(crate::env::config::info::PLUGIN_KERNEL, device, || {
             format!("Launching kernel {name} with [1,1,1] blocks and [1,1,1] threads in Generic mode")
         });
+        check_arg_count(name, args)?;
         crate::debug!("host plugin: queueing {name} at {kernel:#x} with {} arguments {args:x?}", args.len());
         self.queues.launch(queue, kernel, args)
     }
@@ -265,10 +330,19 @@ impl Plugin for HostPlugin {
         crate::env::diag::plugin_info(crate::env::config::info::PLUGIN_KERNEL, device, || {
             format!("Launching kernel {name} with [1,1,1] blocks and [1,1,1] threads in Generic mode")
         });
+        check_arg_count(name, args)?;
         crate::debug!("host plugin: calling {name} at {kernel:#x} with {} arguments {args:x?}", args.len());
         // SAFETY: `kernel` was resolved from a loaded image as a kernel symbol; clang's host kernels take only pointer-sized parameters.
         unsafe { call::call_kernel(kernel as usize, args) };
         Ok(())
+    }
+
+    fn lock_for_fork(&'static self, held: &mut crate::runtime::fork::ForkLocks) -> bool {
+        held.mutex(&self.images) && self.queues.lock_for_fork(held)
+    }
+
+    fn forked_child(&self) {
+        self.queues.forked_child();
     }
 
     fn uid(&self, device: usize) -> String {

@@ -65,6 +65,29 @@ fn bad(what: &str, h: u64) -> OffloadError {
 }
 
 impl Queues {
+    /// Fork safety: the queue list, the events and every queue's state.
+    pub fn lock_for_fork(&'static self, held: &mut crate::runtime::fork::ForkLocks) -> bool {
+        if !(held.mutex(&self.queues) && held.mutex(&self.events)) {
+            return false;
+        }
+        // SAFETY: the queue-list lock was just taken (and its guard forgotten) by this thread.
+        let queues = unsafe { &*self.queues.data_ptr() };
+        queues.iter().all(|q| held.mutex_in(q, |q| &q.state))
+    }
+
+    /// In a child after `fork`: an operation that a parent thread had taken
+    /// out of its queue and was running counts as completed, since no thread
+    /// of the child will ever finish it (the copy or kernel ran in the parent).
+    pub fn forked_child(&self) {
+        for q in self.queues.lock().iter() {
+            let mut st = q.state.lock();
+            if st.running {
+                st.running = false;
+                st.completed += 1;
+            }
+        }
+    }
+
     fn get(&self, q: QueueHandle) -> Result<Arc<HostQueue>> {
         self.queues.lock().get(q as usize).cloned().ok_or_else(|| bad("queue", q))
     }

@@ -1,0 +1,236 @@
+#!/usr/bin/env bash
+# run.sh [--long] [CHECK...] - reliability checks of OUR runtime (issue 14)
+# that the differential suite cannot hold, because LLVM 22.1 hangs or
+# crashes on them. Programs are built with clang-22 into target/reliability/
+# and run in library-path replacement mode (a shim folder with
+# libomptarget.so.22.1 -> target/release/libomptarget_rs.so, or
+# $OMPTARGET_RS_LIB, on LD_LIBRARY_PATH), each under a timeout, so a hang
+# fails the check instead of the run.
+#
+#   fork     fork_offload.c: 4 parent threads offload while the main thread
+#            forks (60 times; 600 with --long); every child offloads and
+#            checks results within 10 s. Also in the queued host mode.
+#   gdb      `gdb -batch -ex run -ex bt --args` on an offloading program
+#            completes (the images' link-map paths are openable by gdb).
+#   bad      bad_input.c (an ABI harness, cc): a truncated device image, a
+#            NULL host pointer with a size, a negative size, 2^21 kernel
+#            arguments: each reported clearly, never a crash.
+#   dlopen   dlopen_cycles.c: 1,000 dlopen/offload/dlclose cycles (10,000
+#            with --long) of a library with a target region and a
+#            declare-target global: RSS growth < 2 MiB, no fd or maps growth.
+#   teardown teardown_nowait.c: 8 target nowait regions outstanding when main
+#            returns (5 runs; 20 with --long), and exit(0) from a parallel
+#            region while the other threads offload (10 runs; 50): exit 0.
+#   stress   thread_stress.c: 8 threads x 10^4 mixed constructs (10^5, 50
+#            runs with --long), exact results, reference counts back to 0.
+#   valgrind dlopen_cycles (30 cycles) and the bad-input cases that return
+#            (NULL host pointer, negative size) under valgrind memcheck: no
+#            invalid access, no definite leak from our library. Needs the
+#            dlopen and bad checks' builds (runs after them by default).
+#
+# Prints one PASS/FAIL line per check and "N passed, N failed"; exit 1 on a failure.
+set -uo pipefail
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+ROOT=$(cd "$HERE/../.." && pwd)
+LIB=${OMPTARGET_RS_LIB:-$ROOT/target/release/libomptarget_rs.so}
+OUT=$ROOT/target/reliability
+LONG=0
+if [ "${1:-}" = --long ]; then LONG=1; shift; fi
+CHECKS=("$@")
+[ ${#CHECKS[@]} -gt 0 ] || CHECKS=(fork gdb bad dlopen teardown stress valgrind)
+[ -f "$LIB" ] || { echo "reliability/run.sh: no runtime at $LIB (cargo build --release)" >&2; exit 2; }
+LIB=$(readlink -f "$LIB")
+mkdir -p "$OUT/shim" "$OUT/logs"
+ln -sf "$LIB" "$OUT/shim/libomptarget.so.22.1"
+export LD_LIBRARY_PATH=$OUT/shim${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+CC=${CC_OMP:-clang-22}
+OMPFLAGS=(-fopenmp -fopenmp-targets=x86_64-unknown-linux-gnu -O2 -g)
+
+pass=0 fail=0
+ok() { echo "PASS  $1${2:+ ($2)}"; pass=$((pass + 1)); }
+bad() {
+  echo "FAIL  $1${2:+: $2}"; fail=$((fail + 1))
+  [ -n "${3:-}" ] && [ -f "$3" ] && sed 's/^/      | /' "$3" | tail -n 25
+}
+# build NAME [extra flags...]: c-tests/reliability/NAME.c -> $OUT/NAME
+build() {
+  local name=$1; shift
+  if ! "$CC" "${OMPFLAGS[@]}" "$HERE/$name.c" -o "$OUT/$name" "$@" >"$OUT/logs/$name.build" 2>&1; then
+    bad "build $name" "" "$OUT/logs/$name.build"
+    return 1
+  fi
+}
+
+check_fork() {
+  build fork_offload -lpthread || return
+  local forks=60
+  [ $LONG = 1 ] && forks=600
+  local mode log
+  for mode in direct queued; do
+    log=$OUT/logs/fork.$mode.log
+    if [ $mode = queued ]; then
+      OMPTARGET_RS_HOST_QUEUES=2 timeout -k 5 300 "$OUT/fork_offload" $forks >"$log" 2>&1
+    else
+      timeout -k 5 300 "$OUT/fork_offload" $forks >"$log" 2>&1
+    fi
+    local rc=$?
+    if [ $rc = 0 ] && grep -q "^fork_offload: $forks children ok, 0 failed" "$log"; then
+      ok "fork [$mode]" "$(grep '^fork_offload:' "$log")"
+    else
+      bad "fork [$mode]" "exit $rc" "$log"
+    fi
+  done
+}
+
+check_gdb() {
+  command -v gdb >/dev/null || { echo "SKIP  gdb: gdb not installed"; return; }
+  build gdb_offload || return
+  local log=$OUT/logs/gdb.log
+  timeout -k 5 60 gdb -nx -batch -ex run -ex bt --args "$OUT/gdb_offload" </dev/null >"$log" 2>&1
+  local rc=$?
+  if [ $rc = 124 ]; then
+    bad "gdb run+bt" "gdb hung (killed after 60 s)" "$log"
+  elif grep -q "gdb_offload: 64 on device" "$log" && grep -q "exited normally" "$log"; then
+    ok "gdb run+bt"
+  else
+    bad "gdb run+bt" "gdb exit $rc" "$log"
+  fi
+  # Stopped inside a kernel: gdb must have read the image's symbols.
+  log=$OUT/logs/gdb-break.log
+  timeout -k 5 60 gdb -nx -batch -ex 'set breakpoint pending on' -ex 'break gdb_kernel_body' -ex run -ex bt -ex continue \
+    --args "$OUT/gdb_offload" </dev/null >"$log" 2>&1
+  rc=$?
+  if [ $rc = 124 ]; then
+    bad "gdb break in kernel" "gdb hung (killed after 60 s)" "$log"
+  elif grep -q "gdb_kernel_body" "$log" && grep -q "^#0 .*gdb_kernel_body" "$log" && grep -q "exited normally" "$log"; then
+    ok "gdb break in kernel"
+  else
+    bad "gdb break in kernel" "gdb exit $rc" "$log"
+  fi
+}
+
+check_bad() {
+  local log=$OUT/logs/bad_input.build
+  if ! cc -shared -fPIC -O2 "$HERE/../abi/devimg/devimg.c" -o "$OUT/devimg.so" >"$log" 2>&1 ||
+    ! cc -std=c11 -Wall -Wextra -Werror -O1 "$HERE/bad_input.c" -o "$OUT/bad_input" \
+      -L/usr/lib/llvm-22/lib -lomptarget -Wl,-rpath,/usr/lib/llvm-22/lib >>"$log" 2>&1; then
+    bad "build bad_input" "" "$log"
+    return
+  fi
+  # case, expected exit status, a line stdout must end with, a stderr substring
+  local spec
+  for spec in "truncated|134|launching on a truncated image|truncated or malformed ELF image" \
+    "null|0|done|argument 0 maps 64 bytes at host address NULL" \
+    "negative|0|done|argument 0 has a negative size -8" \
+    "manyargs|134|launching with 2097152 arguments|2093057 more than the host plugin's limit of 4096"; do
+    local c want last msg
+    IFS='|' read -r c want last msg <<<"$spec"
+    log=$OUT/logs/bad_input.$c
+    # (The subshell keeps bash's "Aborted" job message out of the output.)
+    (
+      timeout -k 5 60 "$OUT/bad_input" "$OUT/devimg.so" "$c" >"$log.out" 2>"$log.err"
+      echo $? >"$log.rc"
+    ) 2>/dev/null
+    local rc
+    rc=$(cat "$log.rc")
+    if [ $rc = "$want" ] && [ "$(tail -n 1 "$log.out")" = "$last" ] && grep -qF "$msg" "$log.err"; then
+      ok "bad input: $c" "exit $rc"
+    else
+      cat "$log.out" "$log.err" >"$log.all"
+      bad "bad input: $c" "exit $rc (want $want, stdout ending '$last', stderr with '$msg')" "$log.all"
+    fi
+  done
+}
+
+check_dlopen() {
+  local log=$OUT/logs/dl_cycle_lib.build
+  if ! "$CC" "${OMPFLAGS[@]}" -shared -fPIC "$HERE/dl_cycle_lib.c" -o "$OUT/dl_cycle_lib.so" >"$log" 2>&1; then
+    bad "build dl_cycle_lib" "" "$log"
+    return
+  fi
+  build dlopen_cycles -ldl || return
+  local cycles=1000 mode
+  [ $LONG = 1 ] && cycles=10000
+  for mode in direct queued; do
+    log=$OUT/logs/dlopen.$mode.log
+    if [ $mode = queued ]; then
+      OMPTARGET_RS_HOST_QUEUES=2 timeout -k 5 300 "$OUT/dlopen_cycles" "$OUT/dl_cycle_lib.so" $cycles >"$log" 2>&1
+    else
+      timeout -k 5 300 "$OUT/dlopen_cycles" "$OUT/dl_cycle_lib.so" $cycles >"$log" 2>&1
+    fi
+    local rc=$?
+    if [ $rc = 0 ]; then
+      ok "dlopen cycles [$mode]" "$(grep '^dlopen_cycles:' "$log")"
+    else
+      bad "dlopen cycles [$mode]" "exit $rc" "$log"
+    fi
+  done
+}
+
+# repeat NAME RUNS COMMAND...: runs COMMAND RUNS times (10 min limit each),
+# all must exit 0; the last failing run's output is shown.
+repeat() {
+  local name=$1 runs=$2 i rc failed=0 log=$OUT/logs/$1.log
+  shift 2
+  for ((i = 0; i < runs; i++)); do
+    (
+      timeout -k 5 600 "$@" >"$log.run" 2>&1
+      echo $? >"$log.rc"
+    ) 2>/dev/null
+    rc=$(cat "$log.rc")
+    if [ "$rc" != 0 ]; then
+      failed=$((failed + 1))
+      { echo "run $i: exit $rc"; cat "$log.run"; } >"$log"
+    fi
+  done
+  if [ $failed = 0 ]; then
+    ok "$name" "$runs runs, exit 0; $(tail -n 1 "$log.run")"
+  else
+    bad "$name" "$failed of $runs runs failed" "$log"
+  fi
+}
+
+check_teardown() {
+  build teardown_nowait || return
+  local n1=5 n2=10
+  [ $LONG = 1 ] && n1=20 n2=50
+  repeat "teardown: nowait at return" $n1 "$OUT/teardown_nowait"
+  repeat "teardown: exit in parallel" $n2 "$OUT/teardown_nowait" exit
+}
+
+check_stress() {
+  build thread_stress -lpthread || return
+  if [ $LONG = 1 ]; then
+    repeat "thread stress" 50 "$OUT/thread_stress" 100000
+  else
+    repeat "thread stress" 1 "$OUT/thread_stress" 10000
+    OMPTARGET_RS_HOST_QUEUES=2 repeat "thread stress [queued]" 1 "$OUT/thread_stress" 10000
+  fi
+}
+
+check_valgrind() {
+  command -v valgrind >/dev/null || { echo "SKIP  valgrind: valgrind not installed"; return; }
+  local what log
+  for what in "dlopen_cycles $OUT/dl_cycle_lib.so 30" "bad_input $OUT/devimg.so null" "bad_input $OUT/devimg.so negative"; do
+    read -r -a cmd <<<"$what"
+    log=$OUT/logs/valgrind.${cmd[0]}.${cmd[2]}
+    [ -x "$OUT/${cmd[0]}" ] || { bad "valgrind ${cmd[0]} ${cmd[2]}" "not built (run the dlopen and bad checks)"; continue; }
+    timeout -k 5 600 valgrind --leak-check=full --num-callers=40 "$OUT/${cmd[0]}" "${cmd[@]:1}" >"$log" 2>&1
+    # Invalid accesses anywhere, or a definitely lost block allocated under our library.
+    if grep -qE "Invalid (read|write|free)|uninitialised|Mismatched free" "$log"; then
+      bad "valgrind ${cmd[0]} ${cmd[2]}" "memory errors" "$log"
+    elif awk '/definitely lost in loss record/{rec=1; next} rec && /^==[0-9]+== $/{rec=0} rec && /omptarget_rs|libomptarget/{hit=1} END{exit !hit}' "$log"; then
+      bad "valgrind ${cmd[0]} ${cmd[2]}" "definite leak in our library" "$log"
+    elif grep -q "ERROR SUMMARY" "$log"; then
+      ok "valgrind ${cmd[0]} ${cmd[2]}" "$(grep -o 'definitely lost: .*' "$log" | head -n 1) (the harness's own image buffer, if any)"
+    else
+      bad "valgrind ${cmd[0]} ${cmd[2]}" "valgrind did not finish" "$log"
+    fi
+  done
+}
+
+for c in "${CHECKS[@]}"; do
+  "check_$c"
+done
+echo "$pass passed, $fail failed"
+[ $fail = 0 ]
