@@ -8,7 +8,7 @@ cargo fmt --check
 cargo build --release
 cargo clippy --release --all-targets -- -D warnings
 # Real cubins, PTX and AMDGPU code objects plus their harnesses, built from
-# ../shared/gpu-images (downloads ptxas from PyPI once; skipped if absent).
+# c-tests/gpu/images (downloads ptxas from PyPI once, into ~/.cache/omptarget-rs).
 bash c-tests/gpu-images.sh
 cargo test --release
 bash c-tests/run.sh
