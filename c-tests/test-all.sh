@@ -23,3 +23,8 @@ bash c-tests/cuda-indirect/run.sh
 # The AMDGPU plugin end to end against the CPU stand-in for the HSA runtime.
 bash c-tests/amdgpu-mock.sh
 bash bench/run.sh --smoke
+# Issue 13: the GPU differential suite: the c-tests/omp programs built by clang-22
+# for sm_90 and gfx90a with the test-only device runtime c-tests/gpu/rt (no
+# DeviceRTL), every image checked, then run through our CUDA and AMDGPU plugins
+# on the stand-ins against their host-offload .expected (c-tests/gpu/README.md).
+bash c-tests/gpu/omp-suite.sh
