@@ -246,7 +246,7 @@ if [ -f "$SUITE/programs.txt" ]; then
     log=$W/logs/omp.$n
     mkdir -p "$log.d"
     t0=$(date +%s.%N)
-    (cd "$log.d" && env "${envs[@]}" timeout "${SUITE_TIMEOUT:-60}" "$exe" >"$log.out" 2>"$log.err")
+    (cd "$log.d" && env "${envs[@]}" timeout "${SUITE_TIMEOUT:-60}" "$exe" >"$log.out" 2>"$log.err") 2>/dev/null
     rc=$?
     t1=$(date +%s.%N)
     why=""
@@ -255,12 +255,12 @@ if [ -f "$SUITE/programs.txt" ]; then
     while IFS= read -r l; do grep -qF -- "$l" "$log.err" || why="${why:+$why; }stderr lacks '$l'"; done < <(lines "$sd/$base.stderr-contains")
     # A known difference from the host plugin's .expected (c-tests/gpu/suite.txt, norun).
     known=$(awk -v p="$n" '!/^#/ && NF >= 3 && $1 == p && ($2 == "sm_90" || $2 == "*") && $3 == "norun" {
-      $1 = $2 = $3 = ""; sub(/^ +/, ""); print; exit }' "$ROOT/c-tests/gpu/suite.txt" 2>/dev/null)
-    [ -z "$known" ] && [ -f "$sd/$base.divergence" ] && known="known divergence from LLVM 22.1: $(lines "$sd/$base.divergence" | head -n1)"
+      $1 = $2 = $3 = ""; sub(/^ +/, ""); print "known difference (c-tests/gpu/suite.txt): " $0; exit }' "$ROOT/c-tests/gpu/suite.txt" 2>/dev/null)
+    [ -z "$known" ] && [ -f "$sd/$base.divergence" ] && known="known divergence from LLVM 22.1 ($base.divergence): $(lines "$sd/$base.divergence" | head -n1)"
     if [ -z "$why" ]; then
       add PASS "omp/$n" "$(secs "$t0" "$t1")" "exit $rc, output = .expected"
     elif [ -n "$known" ]; then
-      add skipped "omp/$n" "$(secs "$t0" "$t1")" "known difference (c-tests/gpu/suite.txt): $known"
+      add skipped "omp/$n" "$(secs "$t0" "$t1")" "$known"
     elif d=$(grep -o -m1 "device number '[0-9]*' out of range, only [0-9]* devices available" "$log.err"); then
       add skipped "omp/$n" "$(secs "$t0" "$t1")" "needs more devices than this machine has ($d)"
     else
