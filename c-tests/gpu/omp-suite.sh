@@ -91,8 +91,13 @@ fi
 # ------------------------------------------------------------- programs ----
 PROGS=()
 declare -A SRC=()
-for f in "$OMP"/*.c "$OMP"/*.cpp "$HERE"/programs/*.c; do
-  [ -f "$f" ] || continue
+# Single-file programs, and directory programs whose files are all linked
+# into the executable (no dl_*/so_* offloading libraries: a stand-in takes one
+# host image per process).
+for f in "$OMP"/*.c "$OMP"/*.cpp "$OMP"/*/ "$HERE"/programs/*.c; do
+  f=${f%/}
+  [ -e "$f" ] || continue
+  if [ -d "$f" ]; then ls "$f" | grep -qE '^(dl|so)_' && continue; fi
   n=$(basename "$f"); n=${n%.*}
   if [ ${#FILTERS[@]} -gt 0 ]; then
     m=0; for x in "${FILTERS[@]}"; do [[ $n == *$x* ]] && m=1; done
@@ -101,7 +106,8 @@ for f in "$OMP"/*.c "$OMP"/*.cpp "$HERE"/programs/*.c; do
   PROGS+=("$n"); SRC[$n]=$f
 done
 # sidecar NAME EXT: the program's .expected/.exit/... beside its source.
-sidecar() { local f=${SRC[$1]}; echo "${f%.*}.$2"; }
+sidecar() { base_of "${SRC[$1]}" | sed "s/\$/.$2/"; }
+base_of() { if [ -d "$1" ]; then echo "$1"; else echo "${1%.*}"; fi; }
 lines() { [ -f "$1" ] && grep -v '^[[:space:]]*#' "$1" | grep -v '^[[:space:]]*$' || true; }
 
 # build_one NAME VARIANT: x86 (host-offload, the stand-ins' emulation image),
@@ -109,20 +115,23 @@ lines() { [ -f "$1" ] && grep -v '^[[:space:]]*#' "$1" | grep -v '^[[:space:]]*$
 build_one() {
   local n=$1 v=$2 s=$3 d exe cc flags=()
   d=$OUT/$n; exe=$d/$n.$v
+  local b; b=$(base_of "$s")
+  local srcs=("$s")
+  [ -d "$s" ] && srcs=($(ls "$s"/*.c "$s"/*.cpp 2>/dev/null))
   mkdir -p "$d"
   local stamp=$d/.ok.$v
-  if [ -e "$stamp" ] && [ "$(cat "$stamp")" = "$RECIPE" ] && [ "$stamp" -nt "$s" ] && [ "$stamp" -nt "$RT/omprt-sm_90.o" ] &&
-     { [ ! -f "${s%.*}.flags" ] || [ "$stamp" -nt "${s%.*}.flags" ]; }; then return 0; fi
+  if [ -e "$stamp" ] && [ "$(cat "$stamp")" = "$RECIPE" ] && [ -z "$(find "${srcs[@]}" -newer "$stamp")" ] &&
+     [ "$stamp" -nt "$RT/omprt-sm_90.o" ] && { [ ! -f "$b.flags" ] || [ "$stamp" -nt "$b.flags" ]; }; then return 0; fi
   rm -f "$stamp" "$d/fail.$v"
-  case $s in *.cpp) cc=clang++ ;; *) cc=clang ;; esac
-  read -r -a flags <<<"$(lines "${s%.*}.flags" | tr '\n' ' ')"
+  cc=clang; [[ " ${srcs[*]}" == *.cpp* ]] && cc=clang++
+  read -r -a flags <<<"$(lines "$b.flags" | tr '\n' ' ')"
   local common=(-O2 -gline-tables-only -Wno-unknown-pragmas -Wno-pass-failed "${flags[@]}")
   case $v in
-  x86) "$cc" -fopenmp -fopenmp-targets=x86_64-unknown-linux-gnu "${common[@]}" "$s" -o "$exe" -ldl ;;
+  x86) "$cc" -fopenmp -fopenmp-targets=x86_64-unknown-linux-gnu "${common[@]}" "${srcs[@]}" -o "$exe" -ldl ;;
   sm_90) PATH=$PTXAS_DIR:$PATH "$cc" -fopenmp --offload-arch=sm_90 -nogpulib --cuda-feature=+ptx80 \
-           -Xoffload-linker "$RT/omprt-sm_90.o" "${common[@]}" "$s" -o "$exe" -ldl ;;
+           -Xoffload-linker "$RT/omprt-sm_90.o" "${common[@]}" "${srcs[@]}" -o "$exe" -ldl ;;
   gfx90a) "$cc" -fopenmp --offload-arch=gfx90a -nogpulib -Xoffload-linker "$RT/omprt-gfx90a.bc" \
-            "${common[@]}" "$s" -o "$exe" -ldl ;;
+            "${common[@]}" "${srcs[@]}" -o "$exe" -ldl ;;
   esac >"$d/build.$v.log" 2>&1 || { touch "$d/fail.$v"; return 0; }
   # The device image (raw cubin / code object / x86-64 shared object).
   llvm-objcopy --dump-section .llvm.offloading="$d/$v.offbin" "$exe" /dev/null 2>>"$d/build.$v.log" &&
@@ -133,7 +142,7 @@ build_one() {
   llvm-objcopy --dump-section .llvm.rodata.offloading="$d/$v.names" "$exe" /dev/null 2>/dev/null || : >"$d/$v.names"
   echo "$RECIPE" >"$stamp"
 }
-export -f build_one lines
+export -f build_one lines base_of
 # Change RECIPE when build_one changes: every program is rebuilt.
 RECIPE="1 -O2 -gline-tables-only"
 export OUT OMP HERE RT PTXAS_DIR PATH RECIPE
@@ -171,7 +180,7 @@ check_image() {
     *) bad="$bad missing $name" ;;
     esac
   done < <(tr '\0' '\n' <"$d/$v.names")
-  if [ "$b" -gt 0 ] && ! grep -q ompx_bare "${SRC[$n]}"; then bad="$bad $b kernel(s) without a kernel environment"; fi
+  if [ "$b" -gt 0 ] && ! grep -rq ompx_bare "${SRC[$n]}"; then bad="$bad $b kernel(s) without a kernel environment"; fi
   echo "kernels=$k (kernel environments $e, bare $b) globals=$g $(stat -c %s "$img")B${bad:+ BAD:$bad}"
   [ -z "$bad" ]
 }
