@@ -148,8 +148,8 @@ RECIPE="1 -O2 -gline-tables-only"
 export OUT OMP HERE RT PTXAS_DIR PATH RECIPE
 
 VARIANTS=(x86 "${TARGETS[@]}")
-{ for n in "${PROGS[@]}"; do for v in "${VARIANTS[@]}"; do echo "$n $v ${SRC[$n]}"; done; done; } |
-  xargs -P "$JOBS" -n 3 bash -c 'build_one "$0" "$1" "$2"'
+{ for n in "${PROGS[@]}"; do for v in "${VARIANTS[@]}"; do printf '%s\0%s\0%s\0' "$n" "$v" "${SRC[$n]}"; done; done; } |
+  xargs -0 -P "$JOBS" -n 3 bash -c 'build_one "$0" "$1" "$2"'
 
 # check_image NAME TARGET: every registered entry is in the image; kernels
 # have their kernel environment; the code object has no undefined symbols.
