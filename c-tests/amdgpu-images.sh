@@ -20,10 +20,7 @@ OUT=$G/amdgpu
 mkdir -p "$OUT/mock-hsa"
 CC=${CC:-$(command -v cc || command -v gcc || command -v clang-22)}
 CLANG=${CLANG:-$(command -v clang-22 || true)}
-SRC=""
-for d in "${GPU_IMAGES_SRC:-}" "$ROOT/shared/gpu-images" "$ROOT/../shared/gpu-images"; do
-  if [ -n "$d" ] && [ -f "$d/src/kernels.cu" ]; then SRC=$(cd "$d" && pwd); break; fi
-done
+SRC=${GPU_IMAGES_SRC:-$ROOT/c-tests/gpu/images}
 
 stale() { [ ! -e "$1" ] || [ "$2" -nt "$1" ]; }
 
@@ -51,13 +48,13 @@ fi
 if stale "$OUT/ctor_kernels.emu.so" "$C"; then
   "$CLANG" -shared -fPIC -O2 -DOFFLOAD_EMULATE_GRID "$C" -o "$OUT/ctor_kernels.emu.so"
 fi
-if [ -n "$SRC" ]; then
-  K=$SRC/src/kernels.cu
+K=$SRC/src/kernels.cu
+if [ -f "$K" ]; then
   hip() { "$CLANG" -x hip --cuda-device-only --no-gpu-bundle-output -nogpulib -nogpuinc -O2 "$@" "$K"; }
   stale "$OUT/kernels.gfx90a.cov5.hsaco" "$K" && hip --offload-arch=gfx90a -mcode-object-version=5 -o "$OUT/kernels.gfx90a.cov5.hsaco"
   stale "$OUT/kernels.gfx90a.xnack_off.hsaco" "$K" && hip --offload-arch=gfx90a:xnack- -o "$OUT/kernels.gfx90a.xnack_off.hsaco"
   stale "$OUT/kernels.gfx942.sramecc_on.xnack_on.hsaco" "$K" && hip --offload-arch=gfx942:sramecc+:xnack+ -o "$OUT/kernels.gfx942.sramecc_on.xnack_on.hsaco"
 else
-  echo "amdgpu-images: gpu-images sources not found: extra variants of kernels.cu skipped"
+  echo "amdgpu-images: no $K" >&2; exit 1
 fi
 echo "amdgpu-images: $OUT: $(cd "$OUT" && ls | tr '\n' ' ')"

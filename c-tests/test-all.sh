@@ -8,7 +8,7 @@ cargo fmt --check
 cargo build --release
 cargo clippy --release --all-targets -- -D warnings
 # Real cubins, PTX and AMDGPU code objects plus their harnesses, built from
-# ../shared/gpu-images (downloads ptxas from PyPI once; skipped if absent).
+# c-tests/gpu/images (downloads ptxas from PyPI once, into ~/.cache/omptarget-rs).
 bash c-tests/gpu-images.sh
 cargo test --release
 bash c-tests/run.sh
@@ -37,3 +37,8 @@ bash c-tests/record-replay/run.sh
 # program, bad input, dlopen/dlclose cycles, teardown with work in flight,
 # thread stress (short CI modes; --long for the full figures).
 bash c-tests/reliability/run.sh
+# Issue 13: the GPU differential suite: the c-tests/omp programs built by clang-22
+# for sm_90 and gfx90a with the test-only device runtime c-tests/gpu/rt (no
+# DeviceRTL), every image checked, then run through our CUDA and AMDGPU plugins
+# on the stand-ins against their host-offload .expected (c-tests/gpu/README.md).
+bash c-tests/gpu/omp-suite.sh

@@ -4,13 +4,15 @@
 # network and no toolkit or clang: it checks omptarget-rs's CUDA plugin on the
 # real device and prints one table.
 #
-#   scripts/gpu-check.sh [--lib SO] [--images DIR] [--bench BIN] [--mock]
+#   scripts/gpu-check.sh [--lib SO] [--images DIR] [--bench BIN] [--suite DIR] [--mock]
 #
 # Defaults (all built on the development machine, then carried over):
 #   --lib     target/release/libomptarget_rs.so      (cargo build --release)
 #   --images  target/gpu-images   (c-tests/gpu-images.sh; bin/, extra/ and kernels/ are used)
 #   target/gpu-async/async_harness                  (c-tests/gpu-async/run.sh builds it)
 #   --bench   target/bench-cuda/bench_cuda            (bench/cuda/build.sh)
+#   --suite   target/gpu-omp/carry   (c-tests/gpu/omp-suite.sh: the sm_90 builds of
+#             the GPU differential suite, its list and libomp.so.5)
 #
 # What runs, each under a timeout (HARNESS_TIMEOUT, default 120 s):
 #   * every harness.sm_90* of gpu-images against our library in library-path
@@ -24,7 +26,17 @@
 #     1 GB pinned and pageable H2D/D2H, raw driver vs. omptarget-rs (goals:
 #     launch <= 1.10x raw time, transfers >= 0.95x raw bandwidth);
 #   * the benchmark once more in --quick mode with its embedded PTX, which
-#     exercises the PTX -> driver JIT path of the plugin.
+#     exercises the PTX -> driver JIT path of the plugin;
+#   * the GPU differential suite: every c-tests/omp program clang-22 built for
+#     sm_90 (with the test-only device runtime c-tests/gpu/rt), through our
+#     runtime in library-path mode, stdout and exit status compared with the
+#     program's host-offload .expected/.exit (LLVM's libomptarget needs the
+#     150 MB libLLVM and is not carried). A program that asks for a device
+#     number the machine lacks (the suite was written for the host plugin's
+#     4 devices) is reported as skipped, and so is a failing program that
+#     c-tests/gpu/suite.txt lists as a known difference from the host
+#     plugin's output (or that has a .divergence from LLVM 22.1). With --mock they run on mock-cuda with 4 devices and
+#     the programs' host images as the emulation.
 # --mock runs the same table against gpu-images' mock-cuda (a CPU stand-in for
 # the driver; needs DIR/mock-cuda and DIR/kernels) to test this script without
 # a GPU: the header then says MOCK-CUDA and nothing in it is a GPU result.
@@ -37,19 +49,21 @@
 # With the device tool of this project, from the repository root:
 #   run  carry: ["target/release/libomptarget_rs.so", "target/gpu-images/bin",
 #                "target/gpu-images/extra", "target/gpu-images/kernels",
-#                "target/bench-cuda", "target/gpu-async"]
-#        command: bash scripts/gpu-check.sh      timeout_s: 420
+#                "target/bench-cuda", "target/gpu-async", "target/gpu-omp/carry"]
+#        command: bash scripts/gpu-check.sh      timeout_s: 480
 set -uo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 LIB=$ROOT/target/release/libomptarget_rs.so
 G=$ROOT/target/gpu-images
 BENCH=$ROOT/target/bench-cuda/bench_cuda
+SUITE=$ROOT/target/gpu-omp/carry
 MOCK=0
 while [ $# -gt 0 ]; do
   case $1 in
     --lib) LIB=$2; shift 2 ;;
     --images) G=$2; shift 2 ;;
     --bench) BENCH=$2; shift 2 ;;
+    --suite) SUITE=$2; shift 2 ;;
     --mock) MOCK=1; shift ;;
     -h|--help) sed -n '2,/^set -uo/p' "$0" | sed '$d;s/^# \{0,1\}//'; exit 0 ;;
     *) echo "gpu-check.sh: unknown option $1" >&2; exit 2 ;;
@@ -93,6 +107,7 @@ if [ -z "$gpu" ] || [ -z "$libcuda" ]; then
   add skipped "async launches (gpu-async)" - "$why"
   add skipped "bench launch+sync, H2D/D2H" - "$why"
   add skipped "bench --quick (PTX JIT path)" - "$why"
+  add skipped "GPU differential suite (c-tests/gpu)" - "$why"
   echo "== omptarget-rs GPU check: skipped: $why"
   printf '%-7s %-44s %8s  %s\n' RESULT TEST TIME DETAIL
   printf '%s\n' "${rows[@]}"
@@ -206,6 +221,55 @@ elif [ -x "$BENCH" ]; then
   fi
 else
   add skipped "bench --quick (PTX JIT path)" - "not carried ($BENCH)"
+fi
+
+# ---- GPU differential suite (c-tests/gpu/omp-suite.sh) --------------------------
+lines() { [ -f "$1" ] && grep -v '^[[:space:]]*#' "$1" | grep -v '^[[:space:]]*$' || true; }
+if [ -f "$SUITE/programs.txt" ]; then
+  # The programs need libomp.so.5; the carried copy only where the machine has none.
+  if ! ldconfig -p 2>/dev/null | grep -q 'libomp\.so\.5 ' && [ -f "$SUITE/libomp.so.5" ]; then
+    ln -sf "$(readlink -f "$SUITE/libomp.so.5")" "$W/shim/libomp.so.5"
+  fi
+  while read -r n src; do
+    [ -n "$n" ] || continue
+    exe=$SUITE/$n.sm_90
+    if [ ! -x "$exe" ]; then add skipped "omp/$n" - "not carried ($exe)"; continue; fi
+    sd=$(dirname "$ROOT/$src"); base=${src##*/}; base=${base%.*}
+    envs=()
+    while IFS= read -r l; do envs+=("$l"); done < <(lines "$sd/$base.env")
+    want=0; [ -f "$sd/$base.exit" ] && want=$(lines "$sd/$base.exit" | head -n1)
+    if [ "$MOCK" = 1 ]; then
+      emu=$ROOT/target/gpu-omp/$n/$n.x86.img.so
+      [ -f "$emu" ] || { add skipped "omp/$n" - "no host image $emu for mock-cuda"; continue; }
+      envs+=(MOCK_CUDA_EMU="$emu" MOCK_CUDA_DEVICES=4)
+    fi
+    log=$W/logs/omp.$n
+    mkdir -p "$log.d"
+    t0=$(date +%s.%N)
+    (cd "$log.d" && env "${envs[@]}" timeout "${SUITE_TIMEOUT:-60}" "$exe" >"$log.out" 2>"$log.err") 2>/dev/null
+    rc=$?
+    t1=$(date +%s.%N)
+    why=""
+    [ "$rc" = "$want" ] || why="exit $rc, want $want"
+    if [ -f "$sd/$base.expected" ] && ! cmp -s "$sd/$base.expected" "$log.out"; then why="${why:+$why; }stdout differs from $base.expected"; fi
+    while IFS= read -r l; do grep -qF -- "$l" "$log.err" || why="${why:+$why; }stderr lacks '$l'"; done < <(lines "$sd/$base.stderr-contains")
+    # A known difference from the host plugin's .expected (c-tests/gpu/suite.txt, norun).
+    known=$(awk -v p="$n" '!/^#/ && NF >= 3 && $1 == p && ($2 == "sm_90" || $2 == "*") && $3 == "norun" {
+      $1 = $2 = $3 = ""; sub(/^ +/, ""); print "known difference (c-tests/gpu/suite.txt): " $0; exit }' "$ROOT/c-tests/gpu/suite.txt" 2>/dev/null)
+    [ -z "$known" ] && [ -f "$sd/$base.divergence" ] && known="known divergence from LLVM 22.1 ($base.divergence): $(lines "$sd/$base.divergence" | head -n1)"
+    if [ -z "$why" ]; then
+      add PASS "omp/$n" "$(secs "$t0" "$t1")" "exit $rc, output = .expected"
+    elif [ -n "$known" ]; then
+      add skipped "omp/$n" "$(secs "$t0" "$t1")" "$known"
+    elif d=$(grep -o -m1 "device number '[0-9]*' out of range, only [0-9]* devices available" "$log.err"); then
+      add skipped "omp/$n" "$(secs "$t0" "$t1")" "needs more devices than this machine has ($d)"
+    else
+      add FAIL "omp/$n" "$(secs "$t0" "$t1")" "$why"
+      { diff "$sd/$base.expected" "$log.out" | head -n 10; tail -n 10 "$log.err"; } > "$log.show" 2>/dev/null; show_log "$log.show"
+    fi
+  done < "$SUITE/programs.txt"
+else
+  add skipped "GPU differential suite (c-tests/gpu)" - "not carried ($SUITE/programs.txt; run c-tests/gpu/omp-suite.sh)"
 fi
 
 printf '%-7s %-44s %8s  %s\n' RESULT TEST TIME DETAIL

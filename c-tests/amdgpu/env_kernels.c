@@ -8,7 +8,7 @@
  *   clang-22 --target=amdgcn-amd-amdhsa -mcpu=gfx90a -nogpulib -O2  -> env_kernels.gfx90a.hsaco
  *   clang-22 -shared -fPIC -O2 -DOFFLOAD_EMULATE_GRID                 -> env_kernels.emu.so
  * (the second is what mock-hsa runs on the CPU; same ok_emu_ids protocol as
- * shared/gpu-images' kernels.emu.so).
+ * c-tests/gpu/images' kernels.emu.so).
  *
  * The environments use the 22.1 layout (abi-reference section 7.2).
  */

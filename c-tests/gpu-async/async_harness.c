@@ -4,7 +4,7 @@
  * mock-cuda-async), driven through the libomptarget ABI like rustc's offload
  * codegen does.
  *
- * The sm_90 test image of shared/gpu-images (kernels.cu: saxpy, launch_dims,
+ * The sm_90 test image of c-tests/gpu/images (kernels.cu: saxpy, launch_dims,
  * read_global, write_global, many_args; globals g_value, g_table) is embedded
  * with .incbin (IMAGE_FILE: the raw cubin, or an OffloadBinary container,
  * which is unwrapped as harness.c's manual registration does) and registered

@@ -26,7 +26,9 @@
  *     sizes, the kernarg buffer's pool, and the hidden arguments against the
  *     packet) and - with MOCK_HSA_EMU naming a host build of the same kernels
  *     (-DOFFLOAD_EMULATE_GRID, gpu-images' kernels.emu.so) - RUN on the CPU,
- *     every work-item in turn with the explicit 8-byte argument slots; then
+ *     every work-item in turn with the explicit 8-byte argument slots (a
+ *     library without ok_emu_ids is an OpenMP program's x86-64 host-offload
+ *     image: the kernel is called once per dispatch); then
  *     its completion signal is decremented. Barrier-AND packets check their
  *     dependencies;
  *   - signals with waits, and hsa_amd_signal_async_handler callbacks run when
@@ -71,6 +73,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <time.h>
 
 #define EXPORT __attribute__((visibility("default")))
@@ -564,6 +567,7 @@ struct reader {
 #define MAX_EMU 8
 static void *emu_libs[MAX_EMU];
 static uint32_t *emu_idss[MAX_EMU];
+static char emu_paths[MAX_EMU][512];
 static int n_emu;
 static void load_emu(void) {
   static int done;
@@ -581,21 +585,57 @@ static void load_emu(void) {
       fprintf(stderr, "[mock-hsa] cannot load MOCK_HSA_EMU=%s: %s\n", p, dlerror());
       continue;
     }
+    /* Without ok_emu_ids: the x86-64 host-offload image of the same OpenMP
+     * program (clang names kernels and globals as in the code object); each
+     * dispatch then calls the kernel once and it runs its teams and threads
+     * on libomp (c-tests/gpu/omp-suite.sh). */
     uint32_t *ids = (uint32_t *)dlsym(lib, "ok_emu_ids");
-    if (!ids) {
-      fprintf(stderr, "[mock-hsa] %s has no ok_emu_ids (not built with -DOFFLOAD_EMULATE_GRID?)\n", p);
-      dlclose(lib);
-      continue;
-    }
     emu_libs[n_emu] = lib;
+    snprintf(emu_paths[n_emu], sizeof emu_paths[n_emu], "%s", p);
     emu_idss[n_emu++] = ids;
-    trace("emulation library %s loaded", p);
+    trace("emulation library %s loaded%s", p, ids ? "" : " (no ok_emu_ids: an OpenMP host image, one call per dispatch)");
   }
+}
+/* OpenMP host images (no ok_emu_ids) are loaded once per code object load,
+ * from a private copy (as LLVM's host plugin does per device), so that every
+ * agent has its own globals; emu_cur[i] is the copy of the load in progress. */
+static void *emu_cur[MAX_EMU];
+static int emu_loads;
+static void *dlopen_copy(const char *path) {
+  char tmp[] = "/tmp/mock-hsa-emu-XXXXXX";
+  int out = mkstemp(tmp);
+  FILE *in = fopen(path, "rb");
+  void *lib = NULL;
+  if (out >= 0 && in) {
+    char buf[65536];
+    size_t n;
+    int ok = 1;
+    while ((n = fread(buf, 1, sizeof buf, in)) > 0)
+      ok &= write(out, buf, n) == (ssize_t)n;
+    if (ok)
+      lib = dlopen(tmp, RTLD_NOW | RTLD_LOCAL);
+  }
+  if (in)
+    fclose(in);
+  if (out >= 0) {
+    close(out);
+    unlink(tmp);
+  }
+  if (!lib)
+    fprintf(stderr, "[mock-hsa] cannot load a copy of %s: %s\n", path, dlerror());
+  return lib;
+}
+static void emu_begin_load(void) {
+  for (int i = 0; i < n_emu; i++)
+    emu_cur[i] = emu_idss[i] || emu_loads == 0 ? emu_libs[i] : dlopen_copy(emu_paths[i]);
+  emu_loads++;
 }
 /* The first emulation library defining `name` (and its ids array). */
 static void *emu_sym(const char *name, uint32_t **ids) {
   for (int i = 0; i < n_emu; i++) {
-    void *p = dlsym(emu_libs[i], name);
+    if (!emu_cur[i])
+      continue;
+    void *p = dlsym(emu_cur[i], name);
     if (p) {
       if (ids)
         *ids = emu_idss[i];
@@ -887,6 +927,7 @@ static hsa_status_t load_code_object(struct executable *e, hsa_agent_t agent, co
       memcpy(base + ph[i].p_vaddr, b + ph[i].p_offset, ph[i].p_filesz);
   add_region((uintptr_t)(base + lo), hi - lo, MEM_CODE, 0);
   load_emu();
+  emu_begin_load();
   struct kmeta *meta = parse_metadata(b, size, &eh);
   /* Symbols from .dynsym. */
   const Shdr *sh = (const Shdr *)(b + eh.e_shoff);
@@ -1256,6 +1297,13 @@ static int run_dispatch(struct mock_queue *q, const hsa_kernel_dispatch_packet_t
   }
   if (!k->emu) {
     trace("%s not emulated (no MOCK_HSA_EMU): dispatch only checked", name);
+    return 0;
+  }
+  if (!k->emu_ids) { /* an OpenMP host-offload image: the whole grid in one call */
+    ((kfn32)k->emu)(slot[0], slot[1], slot[2], slot[3], slot[4], slot[5], slot[6], slot[7], slot[8], slot[9],
+                    slot[10], slot[11], slot[12], slot[13], slot[14], slot[15], slot[16], slot[17], slot[18],
+                    slot[19], slot[20], slot[21], slot[22], slot[23], slot[24], slot[25], slot[26], slot[27],
+                    slot[28], slot[29], slot[30], slot[31]);
     return 0;
   }
   for (uint32_t z = 0; z < blocks[2]; z++)

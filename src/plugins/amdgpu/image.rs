@@ -519,7 +519,7 @@ mod tests {
 
     #[test]
     fn header_checks_and_decoding() {
-        // Values clang 22 writes (shared/gpu-images/README.md).
+        // Values clang 22 writes (c-tests/gpu/images/README.md).
         let a = identify(&elf_header(64, 4, 0x53f)).unwrap();
         assert_eq!((a.processor, a.code_object_version, a.xnack, a.sramecc), ("gfx90a", 6, Feature::Any, Feature::Any));
         assert_eq!(a.target_id(), "gfx90a");

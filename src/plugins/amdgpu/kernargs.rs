@@ -148,7 +148,7 @@ mod tests {
         KernelArg { offset, size, value_kind: kind.into() }
     }
 
-    /// saxpy of shared/gpu-images for gfx90a (reports/amdgpu.gfx90a.txt).
+    /// saxpy of c-tests/gpu/images for gfx90a (reports/amdgpu.gfx90a.txt).
     fn saxpy() -> KernelMeta {
         let mut args: Vec<KernelArg> = (0..5).map(|i| arg(i * 8, 8, if i < 3 { "global_buffer" } else { "by_value" })).collect();
         for (o, s, k) in [

@@ -112,7 +112,7 @@ fn bad(what: impl Into<String>) -> OffloadError {
 ///
 /// Reference (utils::elf::checkMachine): V1 needs the 64-bit addressing flag
 /// and SM ≥ 35. LLVM 22.1.8 was observed to accept ptxas 13's ABI-v2 cubins
-/// for sm_90 (shared/gpu-images/README.md), so V2 is held to the same SM ≥ 35.
+/// for sm_90 (c-tests/gpu/images/README.md), so V2 is held to the same SM ≥ 35.
 pub fn decode_cubin(abi_version: u8, e_flags: u32) -> Result<(CubinAbi, u32)> {
     match abi_version {
         ELFABIVERSION_CUDA_V1 => {
@@ -480,7 +480,7 @@ mod tests {
 
     #[test]
     fn both_header_generations() {
-        // Values ptxas 12.9 and 13.0 write for sm_90 (shared/gpu-images/README.md).
+        // Values ptxas 12.9 and 13.0 write for sm_90 (c-tests/gpu/images/README.md).
         let v1 = identify(&elf_header(7, 0x5a055a)).unwrap();
         assert_eq!(v1.kind, CudaImageKind::Cubin(CubinAbi::V1));
         assert_eq!(v1.arch.sm, 90);
