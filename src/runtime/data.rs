@@ -913,8 +913,9 @@ pub fn data_end(dev: &Device, args: &[MapArg], from_mapper: bool, post: &mut End
         );
         let Some(entry) = r.entry else {
             // Reference (targetDataEnd): a list item not present at exit is
-            // ignored, unless the `present` modifier demands it.
-            if t.any(MapType::PRESENT) {
+            // ignored, unless the `present` modifier demands it. Under unified
+            // shared memory (no `close`) it is the host pointer, as on entry.
+            if t.any(MapType::PRESENT) && !(!t.any(MapType::CLOSE) && super::get().unified_shared_memory()) {
                 present_missing(a.begin, size);
                 return Err(OffloadError::Mapping("present mapping missing at exit".into()));
             }
