@@ -1050,13 +1050,29 @@ fn update_contiguous(dev: &Device, begin: usize, size: u64, t: MapType, name: us
     Ok(())
 }
 
+/// The most dimensions a non-contiguous `target update` entry may have.
+const MAX_NON_CONTIG_DIMS: usize = 32;
+
 /// Non-contiguous `target update`: `begin` points to `size` descriptors.
 fn update_non_contiguous(dev: &Device, a: &MapArg, q: &mut AsyncInfo) -> Result<()> {
-    let dims = usize::try_from(a.size).map_err(|_| OffloadError::InvalidArgument("negative dimension count".into()))?;
-    let desc: Vec<crate::abi::__tgt_target_non_contig> =
-        // SAFETY: for NON_CONTIG entries clang passes an array of `size` descriptors in ArgPtrs[i]; the slice helper checks NULL and alignment.
-        unsafe { crate::abi::ptr::slice(a.begin as *const crate::abi::__tgt_target_non_contig, dims, "non-contiguous descriptors")? }
-            .to_vec();
+    // Beyond LLVM (which reads whatever lies there and crashes): clang 22
+    // passes, for some strided updates through a mapper, a byte size where
+    // the dimension count belongs; no compiler emits more than 32 dimensions.
+    let dims = usize::try_from(a.size).ok().filter(|&d| d <= MAX_NON_CONTIG_DIMS).ok_or_else(|| {
+        let msg = format!(
+            "non-contiguous update of '{}': {} dimensions (at most {MAX_NON_CONTIG_DIMS} are possible; a byte size passed as the dimension count?)",
+            name_of(a.name),
+            a.size
+        );
+        diag::message(&msg);
+        OffloadError::InvalidArgument(msg)
+    })?;
+    // SAFETY: the descriptor type is plain integers; the helper checks NULL, alignment and readability.
+    let desc = unsafe { crate::abi::ptr::copy_checked(a.begin as *const crate::abi::__tgt_target_non_contig, dims, "descriptor array") }
+        .inspect_err(|e| {
+            let why = if let OffloadError::InvalidArgument(s) = e { s.clone() } else { e.to_string() };
+            diag::message(&format!("non-contiguous update of '{}': {why}", name_of(a.name)));
+        })?;
     if desc.is_empty() {
         return Ok(());
     }
