@@ -28,7 +28,7 @@ typedef struct {
 } dim_t;
 
 static const char r_holder = 0;
-static const char var_name[] = ";vec[2:3:2];non_contig_malformed.c;30;1;;";
+static const char var_name[] = ";vec[0:3:2];non_contig_malformed.c;30;1;;";
 static int vec[8];
 /* What the mapper pushes: set by the case before the update. */
 static void *m_begin;
@@ -48,8 +48,8 @@ static dim_t *descriptors_at_page_end(void) {
     exit(3);
   }
   dim_t *d = (dim_t *)(m + pg) - 2;
-  /* Elements (1 + k) * 2 for k < 3, i.e. 2, 4, 6 (offsets count in strides), one int each. */
-  d[0] = (dim_t){1, 3, 2 * sizeof(int)};
+  /* vec[0:3:2]: elements 0, 2, 4 (a zero lower bound: both runtimes agree), one int each. */
+  d[0] = (dim_t){0, 3, 2 * sizeof(int)};
   d[1] = (dim_t){0, 1, sizeof(int)};
   return d;
 }

@@ -1087,26 +1087,38 @@ fn update_non_contiguous(dev: &Device, a: &MapArg, q: &mut AsyncInfo) -> Result<
     }
     let d = desc.len() - merged;
     let chunk = desc[d - 1].count.wrapping_mul(desc[d - 1].stride);
+    // Beyond LLVM: clang 22 gives each dimension's lower bound in elements of
+    // that dimension, and a stride of (section stride x element size). For
+    // the innermost array dimension the element size is known (the trailing
+    // element descriptor {0, 1, size}), so its lower bound counts in elements
+    // (OpenMP 5.2 §13.9: a[1:4:3] is a[1], a[4], ...); LLVM 22.1 multiplies
+    // it by the stride (a[3], a[6], ...). Outer dimensions keep LLVM's
+    // (offset + i) * stride: their row size is not in the descriptors, which
+    // is right for unit strides only (see strided_update_offset_2d).
+    let n = desc.len();
+    let elem = (n >= 2 && desc[n - 1].count == 1 && desc[n - 1].offset == 0).then(|| desc[n - 1].stride);
+    let units: Vec<u64> = (0..n).map(|k| if k + 2 == n && let Some(e) = elem { e } else { desc[k].stride }).collect();
     #[allow(clippy::too_many_arguments)] // The recursion's state, kept explicit.
     fn visit(
         dev: &Device,
         a: &MapArg,
         desc: &[crate::abi::__tgt_target_non_contig],
+        units: &[u64],
         d: usize,
         level: usize,
         offset: u64,
         chunk: u64,
         q: &mut AsyncInfo,
     ) -> Result<()> {
+        let start = offset.wrapping_add(desc[level].offset.wrapping_mul(units[level]));
         if level == d - 1 {
-            let off = offset.wrapping_add(desc[level].offset.wrapping_mul(desc[level].stride));
-            return update_contiguous(dev, a.base.wrapping_add(off as usize), chunk, a.ty, a.name, q);
+            return update_contiguous(dev, a.base.wrapping_add(start as usize), chunk, a.ty, a.name, q);
         }
         for idx in 0..desc[level].count {
-            let off = offset.wrapping_add(desc[level].offset.wrapping_add(idx).wrapping_mul(desc[level].stride));
-            visit(dev, a, desc, d, level + 1, off, chunk, q)?;
+            let off = start.wrapping_add(idx.wrapping_mul(desc[level].stride));
+            visit(dev, a, desc, units, d, level + 1, off, chunk, q)?;
         }
         Ok(())
     }
-    visit(dev, a, &desc, d, 0, 0, chunk, q)
+    visit(dev, a, &desc, &units, d, 0, 0, chunk, q)
 }
