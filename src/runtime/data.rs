@@ -99,6 +99,7 @@ struct Attach {
     pointee_begin: usize,
     ptr_size: u64,
     always: bool,
+    name: usize,
 }
 
 /// State of one map-entering construct.
@@ -110,13 +111,22 @@ pub struct BeginState {
     /// Whether `new_allocs` is needed: only constructs with ATTACH entries
     /// (or mappers, which may produce them) consult it.
     track_new_allocs: bool,
+    /// Host begins of a kernel construct's arguments (TARGET_PARAM), kept
+    /// only when it has ATTACH entries: a pointee that is none of them is
+    /// reached by the region through its attached pointer only.
+    param_begins: Vec<usize>,
 }
 
 impl BeginState {
     /// State for a construct with these top-level arguments.
     pub fn for_args(args: &[MapArg]) -> Self {
         let track_new_allocs = args.iter().any(|a| a.ty.any(MapType::ATTACH) || a.mapper != 0);
-        BeginState { track_new_allocs, ..Default::default() }
+        let param_begins = if args.iter().any(|a| a.ty.any(MapType::ATTACH)) {
+            args.iter().filter(|a| a.ty.any(MapType::TARGET_PARAM)).map(|a| a.begin).collect()
+        } else {
+            Vec::new()
+        };
+        BeginState { track_new_allocs, param_begins, ..Default::default() }
     }
 }
 
@@ -474,7 +484,13 @@ pub fn data_begin(
             continue;
         }
         if t.any(MapType::ATTACH) {
-            st.attach.push(Attach { ptr_addr: a.base, pointee_begin: a.begin, ptr_size: a.size_u(), always: t.any(MapType::ALWAYS) });
+            st.attach.push(Attach {
+                ptr_addr: a.base,
+                pointee_begin: a.begin,
+                ptr_size: a.size_u(),
+                always: t.any(MapType::ALWAYS),
+                name: a.name,
+            });
             continue;
         }
         let mut base = a.base;
@@ -704,6 +720,7 @@ fn process_attach_entries(dev: &Device, st: &BeginState, q: &mut AsyncInfo) -> R
     let always_cfg = crate::env::config().attach_always;
     let is_new = |addr: usize| st.new_allocs.iter().any(|&(b, e)| addr >= b && addr < e);
     for a in &st.attach {
+        unreachable_pointee(dev, st, a)?;
         if !(a.always || always_cfg || is_new(a.pointee_begin) || is_new(a.ptr_addr)) {
             continue;
         }
@@ -719,6 +736,36 @@ fn process_attach_entries(dev: &Device, st: &BeginState, q: &mut AsyncInfo) -> R
             .inspect_err(|_| diag::report("Failed to process ATTACH entries."))?;
     }
     Ok(())
+}
+
+/// Beyond LLVM (where the region then dereferences a pointer read past the
+/// end of a too small device copy and crashes): in a kernel construct, a
+/// mapped pointee that is no kernel argument is reachable only through its
+/// attached pointer; if that pointer's storage is not mapped, the region
+/// cannot see the pointee, so the construct fails with a message. clang 22
+/// emits this for a nested struct's pointer member, e.g.
+/// `map(tofrom: s.in.p[0:5]) map(to: s.tag)`: it maps `s.tag` alone as the
+/// struct argument and leaves `s.in.p` out. Unified shared memory (host
+/// addresses throughout) is unaffected.
+fn unreachable_pointee(dev: &Device, st: &BeginState, a: &Attach) -> Result<()> {
+    if st.param_begins.is_empty() || st.param_begins.contains(&a.pointee_begin) || super::get().unified_shared_memory() {
+        return Ok(());
+    }
+    if get_tgt_ptr_begin(dev, a.ptr_addr, a.ptr_size, false, false, true, false).entry.is_some()
+        || get_tgt_ptr_begin(dev, a.pointee_begin, 0, false, false, true, false).entry.is_none()
+    {
+        return Ok(());
+    }
+    let msg = format!(
+        "cannot map '{}' on device {}: the pointer it is attached through (host address {}, {} bytes) is not mapped, so the region cannot reach it; \
+         map that pointer (or its enclosing struct) too (clang 22 leaves a nested struct's pointer member out of the struct's mapping)",
+        name_of(a.name),
+        dev.id,
+        ptr(a.ptr_addr as u64),
+        a.ptr_size
+    );
+    diag::message(&msg);
+    Err(OffloadError::Mapping(msg))
 }
 
 /// `performPointerAttachment`: make the device copy of the pointer at
