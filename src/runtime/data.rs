@@ -962,7 +962,7 @@ pub fn data_end(dev: &Device, args: &[MapArg], from_mapper: bool, post: &mut End
             // Reference (targetDataEnd): a list item not present at exit is
             // ignored, unless the `present` modifier demands it. Under unified
             // shared memory (no `close`) it is the host pointer, as on entry.
-            if t.any(MapType::PRESENT) && !(!t.any(MapType::CLOSE) && super::get().unified_shared_memory()) {
+            if t.any(MapType::PRESENT) && (t.any(MapType::CLOSE) || !super::get().unified_shared_memory()) {
                 present_missing(a.begin, size);
                 return Err(OffloadError::Mapping("present mapping missing at exit".into()));
             }
@@ -1144,7 +1144,7 @@ fn update_non_contiguous(dev: &Device, a: &MapArg, q: &mut AsyncInfo) -> Result<
     // is right for unit strides only (see strided_update_offset_2d).
     let n = desc.len();
     let elem = (n >= 2 && desc[n - 1].count == 1 && desc[n - 1].offset == 0).then(|| desc[n - 1].stride);
-    let units: Vec<u64> = (0..n).map(|k| if k + 2 == n && let Some(e) = elem { e } else { desc[k].stride }).collect();
+    let units: Vec<u64> = (0..n).map(|k| elem.filter(|_| k + 2 == n).unwrap_or(desc[k].stride)).collect();
     #[allow(clippy::too_many_arguments)] // The recursion's state, kept explicit.
     fn visit(
         dev: &Device,
