@@ -7,7 +7,7 @@
 // LLVM 22.1 dereferences that and crashes (SIGSEGV); OpenMP 5.2 §5.8.3 (map
 // clause: the pointer is attached to the mapped pointee) requires the region
 // to see s.in.p's device pointee, which no runtime can arrange from these
-// entries, so omptarget-rs reports it ("cannot map ... the pointer it is
+// entries, so omptarget-rs reports it (with map names, i.e. -g: "cannot map ... the pointer it is
 // attached through ... is not mapped") and the construct fails (fatal under
 // mandatory offloading). The construct runs in a child; the parent prints
 // how the child ended. Mapping the pointer member too works in both.

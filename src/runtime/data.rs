@@ -111,22 +111,21 @@ pub struct BeginState {
     /// Whether `new_allocs` is needed: only constructs with ATTACH entries
     /// (or mappers, which may produce them) consult it.
     track_new_allocs: bool,
-    /// Host begins of a kernel construct's arguments (TARGET_PARAM), kept
-    /// only when it has ATTACH entries: a pointee that is none of them is
-    /// reached by the region through its attached pointer only.
-    param_begins: Vec<usize>,
+    /// Map names of a kernel construct's arguments (TARGET_PARAM), kept only
+    /// when it has ATTACH entries (see [`unreachable_pointee`]).
+    param_names: Vec<usize>,
 }
 
 impl BeginState {
     /// State for a construct with these top-level arguments.
     pub fn for_args(args: &[MapArg]) -> Self {
         let track_new_allocs = args.iter().any(|a| a.ty.any(MapType::ATTACH) || a.mapper != 0);
-        let param_begins = if args.iter().any(|a| a.ty.any(MapType::ATTACH)) {
-            args.iter().filter(|a| a.ty.any(MapType::TARGET_PARAM)).map(|a| a.begin).collect()
+        let param_names = if args.iter().any(|a| a.ty.any(MapType::ATTACH)) {
+            args.iter().filter(|a| a.ty.any(MapType::TARGET_PARAM) && a.name != 0).map(|a| a.name).collect()
         } else {
             Vec::new()
         };
-        BeginState { track_new_allocs, param_begins, ..Default::default() }
+        BeginState { track_new_allocs, param_names, ..Default::default() }
     }
 }
 
@@ -739,16 +738,18 @@ fn process_attach_entries(dev: &Device, st: &BeginState, q: &mut AsyncInfo) -> R
 }
 
 /// Beyond LLVM (where the region then dereferences a pointer read past the
-/// end of a too small device copy and crashes): in a kernel construct, a
-/// mapped pointee that is no kernel argument is reachable only through its
-/// attached pointer; if that pointer's storage is not mapped, the region
-/// cannot see the pointee, so the construct fails with a message. clang 22
-/// emits this for a nested struct's pointer member, e.g.
+/// end of a too small device copy and crashes): in a kernel construct, an
+/// attached pointer that is a member of a kernel argument's variable (by the
+/// map names: `s.in.p[0:5]` and the argument `s.tag` share `s`) is read by
+/// the region from that argument's device copy; if its storage is not mapped,
+/// the region cannot reach the pointee, so the construct fails with a
+/// message. clang 22 emits this for a nested struct's pointer member, e.g.
 /// `map(tofrom: s.in.p[0:5]) map(to: s.tag)`: it maps `s.tag` alone as the
-/// struct argument and leaves `s.in.p` out. Unified shared memory (host
-/// addresses throughout) is unaffected.
+/// struct argument and leaves `s.in.p` out. Without map names (no `-g`) it
+/// cannot be told from a pointer the region does not use, and is not
+/// checked; unified shared memory (host addresses throughout) is unaffected.
 fn unreachable_pointee(dev: &Device, st: &BeginState, a: &Attach) -> Result<()> {
-    if st.param_begins.is_empty() || st.param_begins.contains(&a.pointee_begin) || super::get().unified_shared_memory() {
+    if st.param_names.is_empty() || a.name == 0 || super::get().unified_shared_memory() {
         return Ok(());
     }
     if get_tgt_ptr_begin(dev, a.ptr_addr, a.ptr_size, false, false, true, false).entry.is_some()
@@ -756,10 +757,16 @@ fn unreachable_pointee(dev: &Device, st: &BeginState, a: &Attach) -> Result<()> 
     {
         return Ok(());
     }
+    let root = |n: &str| n.split(['.', '[', '-', '(', ' ']).next().unwrap_or("").to_owned();
+    let name = name_of(a.name);
+    let attach_root = root(&name);
+    let member = name.len() > attach_root.len() && !name[attach_root.len()..].starts_with('[');
+    if !member || attach_root.is_empty() || !st.param_names.iter().any(|&p| root(&name_of(p)) == attach_root) {
+        return Ok(());
+    }
     let msg = format!(
-        "cannot map '{}' on device {}: the pointer it is attached through (host address {}, {} bytes) is not mapped, so the region cannot reach it; \
-         map that pointer (or its enclosing struct) too (clang 22 leaves a nested struct's pointer member out of the struct's mapping)",
-        name_of(a.name),
+        "cannot map '{name}' on device {}: the pointer it is attached through (host address {}, {} bytes) is not mapped, so the region cannot reach it \
+         through '{attach_root}'; map that pointer (or all of '{attach_root}') too (clang 22 leaves a nested struct's pointer member out of the struct's mapping)",
         dev.id,
         ptr(a.ptr_addr as u64),
         a.ptr_size
