@@ -1,13 +1,14 @@
 // NON_CONTIG target update of strided sections that start at a non-zero
 // offset in the strided dimension (abi-reference 6.10). clang 22 describes
-// a[1:4:3] as {Offset 1, Count 4, Stride 12 bytes} + {0, 1, 4}; the runtime
+// a[1:4:3] as {Offset 1, Count 4, Stride 12 bytes} + {0, 1, 4}; LLVM 22.1
 // computes byte offsets as (Offset + idx) * Stride, which puts the section at
-// elements 3, 6, 9, 12 instead of 1, 4, 7, 10 (OpenMP 5.2: the section's
-// elements are base + 1 + 3*idx). LLVM 22.1 does this; the expected output
-// records it. NOTE: omptarget-rs does the same (this test passes), which
-// also violates the spec. The host arrays are larger than the sections so the
-// over-reach stays inside them; the printed arrays make the spec-correct
-// elements obvious (device values are negative).
+// elements 3, 6, 9, 12 instead of 1, 4, 7, 10 (OpenMP 5.2 §13.9: the
+// section's elements are base + 1 + 3*idx); the expected output records it.
+// omptarget-rs (issue 11 item 9) counts the innermost dimension's offset in
+// elements (the element size is the trailing descriptor's stride) and moves
+// exactly the section (.divergence, .ours). The host arrays are larger than
+// the sections so LLVM's over-reach stays inside them; the printed arrays
+// make the spec-correct elements obvious (device values are negative).
 #include <omp.h>
 #include <stdio.h>
 

@@ -32,6 +32,43 @@ pub unsafe fn slice<'a, T>(ptr: *const T, len: usize, what: &str) -> Result<&'a 
     Ok(unsafe { core::slice::from_raw_parts(ptr, len) })
 }
 
+/// Copies `len` elements at `ptr`, or returns an `InvalidArgument` naming
+/// `what` when the range is not readable memory (NULL, misalignment and
+/// overflow as in [`slice`]). The copy goes through `process_vm_readv` on this
+/// process, which reports unreadable memory as `EFAULT` instead of faulting;
+/// where the kernel refuses the call itself (`ENOSYS`, `EPERM`), it falls back
+/// to a plain read.
+///
+/// # Safety
+/// Every bit pattern must be a valid `T`; in the fallback case the range
+/// must be readable (the caller's contract, as for [`slice`]).
+pub unsafe fn copy_checked<T: Copy>(ptr: *const T, len: usize, what: &str) -> Result<Vec<T>> {
+    if len == 0 {
+        return Ok(Vec::new());
+    }
+    let bytes = len.checked_mul(size_of::<T>()).filter(|&b| b <= isize::MAX as usize);
+    let Some(bytes) = bytes.filter(|_| !ptr.is_null() && (ptr as usize).is_multiple_of(align_of::<T>())) else {
+        // SAFETY: `slice` returns its error for these inputs before reading.
+        return unsafe { slice(ptr, len, what) }.map(|s| s.to_vec());
+    };
+    let mut out: Vec<T> = Vec::with_capacity(len);
+    let local = libc::iovec { iov_base: out.as_mut_ptr().cast(), iov_len: bytes };
+    let remote = libc::iovec { iov_base: ptr as *mut libc::c_void, iov_len: bytes };
+    // SAFETY: `local` is the Vec's spare capacity of `bytes` bytes; the kernel checks `remote` and never faults on it.
+    let n = unsafe { libc::process_vm_readv(libc::getpid(), &local, 1, &remote, 1, 0) };
+    if n == bytes as isize {
+        // SAFETY: the kernel wrote all `len` elements; any bit pattern is a valid `T` (caller's contract).
+        unsafe { out.set_len(len) };
+        return Ok(out);
+    }
+    let errno = std::io::Error::last_os_error().raw_os_error();
+    if n < 0 && matches!(errno, Some(libc::ENOSYS) | Some(libc::EPERM)) {
+        // SAFETY: checked above; readability is the caller's contract here.
+        return unsafe { slice(ptr, len, what) }.map(|s| s.to_vec());
+    }
+    Err(OffloadError::InvalidArgument(format!("{what} at {ptr:p} ({bytes} bytes) is not readable memory")))
+}
+
 /// Borrows the bytes `[begin, end)`.
 ///
 /// # Safety

@@ -11,6 +11,9 @@ pub const OFFLOAD_SUCCESS: i32 = 0;
 pub const OFFLOAD_FAIL: i32 = -1;
 /// `omp_invalid_device`, returned by `omp_get_device_from_uid` for unknown UIDs.
 pub const OMP_INVALID_DEVICE: i32 = -2;
+/// OpenMP 5.2's `omp_initial_device`: names the host in the device routines
+/// (LLVM 22.1's omp.h does not define it; 22.1 rejects it as out of range).
+pub const OMP_INITIAL_DEVICE: i32 = -1;
 
 /// libomp's source-location record (`ident_t`), 24 bytes.
 #[repr(C)]

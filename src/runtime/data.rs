@@ -86,6 +86,7 @@ struct Attach {
     pointee_begin: usize,
     ptr_size: u64,
     always: bool,
+    name: usize,
 }
 
 /// State of one map-entering construct.
@@ -97,13 +98,21 @@ pub struct BeginState {
     /// Whether `new_allocs` is needed: only constructs with ATTACH entries
     /// (or mappers, which may produce them) consult it.
     track_new_allocs: bool,
+    /// Map names of a kernel construct's arguments (TARGET_PARAM), kept only
+    /// when it has ATTACH entries (see [`unreachable_pointee`]).
+    param_names: Vec<usize>,
 }
 
 impl BeginState {
     /// State for a construct with these top-level arguments.
     pub fn for_args(args: &[MapArg]) -> Self {
         let track_new_allocs = args.iter().any(|a| a.ty.any(MapType::ATTACH) || a.mapper != 0);
-        BeginState { track_new_allocs, ..Default::default() }
+        let param_names = if args.iter().any(|a| a.ty.any(MapType::ATTACH)) {
+            args.iter().filter(|a| a.ty.any(MapType::TARGET_PARAM) && a.name != 0).map(|a| a.name).collect()
+        } else {
+            Vec::new()
+        };
+        BeginState { track_new_allocs, param_names, ..Default::default() }
     }
 }
 
@@ -461,7 +470,13 @@ pub fn data_begin(
             continue;
         }
         if t.any(MapType::ATTACH) {
-            st.attach.push(Attach { ptr_addr: a.base, pointee_begin: a.begin, ptr_size: a.size_u(), always: t.any(MapType::ALWAYS) });
+            st.attach.push(Attach {
+                ptr_addr: a.base,
+                pointee_begin: a.begin,
+                ptr_size: a.size_u(),
+                always: t.any(MapType::ALWAYS),
+                name: a.name,
+            });
             continue;
         }
         let mut base = a.base;
@@ -691,6 +706,7 @@ fn process_attach_entries(dev: &Device, st: &BeginState, q: &mut AsyncInfo) -> R
     let always_cfg = crate::env::config().attach_always;
     let is_new = |addr: usize| st.new_allocs.iter().any(|&(b, e)| addr >= b && addr < e);
     for a in &st.attach {
+        unreachable_pointee(dev, st, a)?;
         if !(a.always || always_cfg || is_new(a.pointee_begin) || is_new(a.ptr_addr)) {
             continue;
         }
@@ -706,6 +722,44 @@ fn process_attach_entries(dev: &Device, st: &BeginState, q: &mut AsyncInfo) -> R
             .inspect_err(|_| diag::report("Failed to process ATTACH entries."))?;
     }
     Ok(())
+}
+
+/// Beyond LLVM (where the region then dereferences a pointer read past the
+/// end of a too small device copy and crashes): in a kernel construct, an
+/// attached pointer that is a member of a kernel argument's variable (by the
+/// map names: `s.in.p[0:5]` and the argument `s.tag` share `s`) is read by
+/// the region from that argument's device copy; if its storage is not mapped,
+/// the region cannot reach the pointee, so the construct fails with a
+/// message. clang 22 emits this for a nested struct's pointer member, e.g.
+/// `map(tofrom: s.in.p[0:5]) map(to: s.tag)`: it maps `s.tag` alone as the
+/// struct argument and leaves `s.in.p` out. Without map names (no `-g`) it
+/// cannot be told from a pointer the region does not use, and is not
+/// checked; unified shared memory (host addresses throughout) is unaffected.
+fn unreachable_pointee(dev: &Device, st: &BeginState, a: &Attach) -> Result<()> {
+    if st.param_names.is_empty() || a.name == 0 || super::get().unified_shared_memory() {
+        return Ok(());
+    }
+    if get_tgt_ptr_begin(dev, a.ptr_addr, a.ptr_size, false, false, true, false).entry.is_some()
+        || get_tgt_ptr_begin(dev, a.pointee_begin, 0, false, false, true, false).entry.is_none()
+    {
+        return Ok(());
+    }
+    let root = |n: &str| n.split(['.', '[', '-', '(', ' ']).next().unwrap_or("").to_owned();
+    let name = name_of(a.name);
+    let attach_root = root(&name);
+    let member = name.len() > attach_root.len() && !name[attach_root.len()..].starts_with('[');
+    if !member || attach_root.is_empty() || !st.param_names.iter().any(|&p| root(&name_of(p)) == attach_root) {
+        return Ok(());
+    }
+    let msg = format!(
+        "cannot map '{name}' on device {}: the pointer it is attached through (host address {}, {} bytes) is not mapped, so the region cannot reach it \
+         through '{attach_root}'; map that pointer (or all of '{attach_root}') too (clang 22 leaves a nested struct's pointer member out of the struct's mapping)",
+        dev.id,
+        ptr(a.ptr_addr as u64),
+        a.ptr_size
+    );
+    diag::message(&msg);
+    Err(OffloadError::Mapping(msg))
 }
 
 /// `performPointerAttachment`: make the device copy of the pointer at
@@ -900,8 +954,9 @@ pub fn data_end(dev: &Device, args: &[MapArg], from_mapper: bool, post: &mut End
         );
         let Some(entry) = r.entry else {
             // Reference (targetDataEnd): a list item not present at exit is
-            // ignored, unless the `present` modifier demands it.
-            if t.any(MapType::PRESENT) {
+            // ignored, unless the `present` modifier demands it. Under unified
+            // shared memory (no `close`) it is the host pointer, as on entry.
+            if t.any(MapType::PRESENT) && (t.any(MapType::CLOSE) || !super::get().unified_shared_memory()) {
                 present_missing(a.begin, size);
                 return Err(OffloadError::Mapping("present mapping missing at exit".into()));
             }
@@ -1036,13 +1091,29 @@ fn update_contiguous(dev: &Device, begin: usize, size: u64, t: MapType, name: us
     Ok(())
 }
 
+/// The most dimensions a non-contiguous `target update` entry may have.
+const MAX_NON_CONTIG_DIMS: usize = 32;
+
 /// Non-contiguous `target update`: `begin` points to `size` descriptors.
 fn update_non_contiguous(dev: &Device, a: &MapArg, q: &mut AsyncInfo) -> Result<()> {
-    let dims = usize::try_from(a.size).map_err(|_| OffloadError::InvalidArgument("negative dimension count".into()))?;
-    let desc: Vec<crate::abi::__tgt_target_non_contig> =
-        // SAFETY: for NON_CONTIG entries clang passes an array of `size` descriptors in ArgPtrs[i]; the slice helper checks NULL and alignment.
-        unsafe { crate::abi::ptr::slice(a.begin as *const crate::abi::__tgt_target_non_contig, dims, "non-contiguous descriptors")? }
-            .to_vec();
+    // Beyond LLVM (which reads whatever lies there and crashes): clang 22
+    // passes, for some strided updates through a mapper, a byte size where
+    // the dimension count belongs; no compiler emits more than 32 dimensions.
+    let dims = usize::try_from(a.size).ok().filter(|&d| d <= MAX_NON_CONTIG_DIMS).ok_or_else(|| {
+        let msg = format!(
+            "non-contiguous update of '{}': {} dimensions (at most {MAX_NON_CONTIG_DIMS} are possible; a byte size passed as the dimension count?)",
+            name_of(a.name),
+            a.size
+        );
+        diag::message(&msg);
+        OffloadError::InvalidArgument(msg)
+    })?;
+    // SAFETY: the descriptor type is plain integers; the helper checks NULL, alignment and readability.
+    let desc = unsafe { crate::abi::ptr::copy_checked(a.begin as *const crate::abi::__tgt_target_non_contig, dims, "descriptor array") }
+        .inspect_err(|e| {
+            let why = if let OffloadError::InvalidArgument(s) = e { s.clone() } else { e.to_string() };
+            diag::message(&format!("non-contiguous update of '{}': {why}", name_of(a.name)));
+        })?;
     if desc.is_empty() {
         return Ok(());
     }
@@ -1057,26 +1128,38 @@ fn update_non_contiguous(dev: &Device, a: &MapArg, q: &mut AsyncInfo) -> Result<
     }
     let d = desc.len() - merged;
     let chunk = desc[d - 1].count.wrapping_mul(desc[d - 1].stride);
+    // Beyond LLVM: clang 22 gives each dimension's lower bound in elements of
+    // that dimension, and a stride of (section stride x element size). For
+    // the innermost array dimension the element size is known (the trailing
+    // element descriptor {0, 1, size}), so its lower bound counts in elements
+    // (OpenMP 5.2 §13.9: a[1:4:3] is a[1], a[4], ...); LLVM 22.1 multiplies
+    // it by the stride (a[3], a[6], ...). Outer dimensions keep LLVM's
+    // (offset + i) * stride: their row size is not in the descriptors, which
+    // is right for unit strides only (see strided_update_offset_2d).
+    let n = desc.len();
+    let elem = (n >= 2 && desc[n - 1].count == 1 && desc[n - 1].offset == 0).then(|| desc[n - 1].stride);
+    let units: Vec<u64> = (0..n).map(|k| elem.filter(|_| k + 2 == n).unwrap_or(desc[k].stride)).collect();
     #[allow(clippy::too_many_arguments)] // The recursion's state, kept explicit.
     fn visit(
         dev: &Device,
         a: &MapArg,
         desc: &[crate::abi::__tgt_target_non_contig],
+        units: &[u64],
         d: usize,
         level: usize,
         offset: u64,
         chunk: u64,
         q: &mut AsyncInfo,
     ) -> Result<()> {
+        let start = offset.wrapping_add(desc[level].offset.wrapping_mul(units[level]));
         if level == d - 1 {
-            let off = offset.wrapping_add(desc[level].offset.wrapping_mul(desc[level].stride));
-            return update_contiguous(dev, a.base.wrapping_add(off as usize), chunk, a.ty, a.name, q);
+            return update_contiguous(dev, a.base.wrapping_add(start as usize), chunk, a.ty, a.name, q);
         }
         for idx in 0..desc[level].count {
-            let off = offset.wrapping_add(desc[level].offset.wrapping_add(idx).wrapping_mul(desc[level].stride));
-            visit(dev, a, desc, d, level + 1, off, chunk, q)?;
+            let off = start.wrapping_add(idx.wrapping_mul(desc[level].stride));
+            visit(dev, a, desc, units, d, level + 1, off, chunk, q)?;
         }
         Ok(())
     }
-    visit(dev, a, &desc, d, 0, 0, chunk, q)
+    visit(dev, a, &desc, &units, d, 0, 0, chunk, q)
 }

@@ -1,6 +1,8 @@
 //! The `omp_*` / `llvm_omp_*` device API (abi-reference §9) over typed
 //! arguments. Device numbers: `0..N` are devices, `N` is the initial (host)
-//! device; anything else is LLVM's fatal "invalid value" error.
+//! device, and so is OpenMP 5.2's `omp_initial_device` (-1, which LLVM 22.1
+//! rejects as out of range); anything else is LLVM's fatal "invalid value"
+//! error.
 
 use super::Runtime;
 use super::device::Device;
@@ -18,7 +20,13 @@ pub enum Target<'a> {
 impl Runtime {
     /// Resolves an API device number; aborts for numbers out of range.
     pub fn api_target(&self, device_num: i64) -> Target<'_> {
-        if device_num == self.num_devices() as i64 { Target::Host } else { Target::Device(self.device_or_fatal(device_num)) }
+        if self.is_api_host(device_num) { Target::Host } else { Target::Device(self.device_or_fatal(device_num)) }
+    }
+
+    /// Whether a device routine's number names the host: the initial device
+    /// number, or `omp_initial_device` (OpenMP 5.2 §18.8, beyond LLVM 22.1).
+    fn is_api_host(&self, device_num: i64) -> bool {
+        device_num == self.num_devices() as i64 || device_num == i64::from(crate::abi::OMP_INITIAL_DEVICE)
     }
 
     /// `omp_target_alloc` and the `llvm_omp_target_alloc_*` forms.
@@ -240,11 +248,10 @@ impl Runtime {
             diag::report("Call to omp_get_mapped_ptr with nullptr.");
             return 0;
         }
-        let n = self.num_devices() as i64;
-        if device_num == n {
+        if self.is_api_host(device_num) {
             return ptr;
         }
-        if device_num > n {
+        if device_num > self.num_devices() as i64 {
             return 0;
         }
         let d = self.device_or_fatal(device_num);
