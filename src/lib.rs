@@ -21,5 +21,6 @@ pub mod abi;
 pub mod api;
 pub mod env;
 pub mod error;
+pub mod ompt;
 pub mod plugins;
 pub mod runtime;

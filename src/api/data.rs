@@ -172,6 +172,12 @@ unsafe fn target_data(name: &'static str, loc: *const ident_t, device_id: i64, r
         // SAFETY: forwarded contract.
         let args = unsafe { raw.read_into(&mut buf)? };
         let dev = rt.device_or_fatal(id);
+        let kind = match op {
+            DataOp::Begin => crate::ompt::Kind::EnterData,
+            DataOp::End => crate::ompt::Kind::ExitData,
+            DataOp::Update => crate::ompt::Kind::Update,
+        };
+        let _tool = crate::ompt::Construct::begin(kind, id, loc as usize);
         launch::print_args(
             dev.id,
             || {

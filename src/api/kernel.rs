@@ -158,6 +158,7 @@ pub(crate) unsafe fn target_kernel(
         // SAFETY: forwarded contract.
         let mut req = unsafe { read_kernel_args(args, num_teams, thread_limit, &mut map_args)? };
         let dev = rt.device_or_fatal(id);
+        let _tool = crate::ompt::Construct::begin(crate::ompt::Kind::Region, id, host_ptr as usize);
         runtime::launch::print_args(
             dev.id,
             || format!("Entering OpenMP kernel at {} with {} arguments:", src.source(), req.args.len()),

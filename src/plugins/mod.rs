@@ -169,6 +169,11 @@ pub trait Plugin: Send + Sync {
         false
     }
     /// Unique id string of a device (`omp_get_uid_from_device`).
+    /// The device's compute-unit kind, the type string OMPT's
+    /// `device_initialize` reports (22.1's `getComputeUnitKind`).
+    fn compute_unit_kind(&self, _device: usize) -> String {
+        "unknown".into()
+    }
     fn uid(&self, device: usize) -> String;
     /// Text printed by `__tgt_print_device_info`.
     fn device_info(&self, device: usize) -> String;

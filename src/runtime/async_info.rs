@@ -70,8 +70,16 @@ impl AsyncInfo {
             return unsafe { self.dev.submit(dst, src, size) };
         }
         let q = self.queue()?;
+        let tool = crate::ompt::on();
+        if tool {
+            crate::ompt::to_device(true, self.dev.id, src, dst, size);
+        }
         // SAFETY: forwarded contract.
-        unsafe { self.dev.plugin.submit_async(self.dev.plugin_device, dst, src, size, q) }
+        let r = unsafe { self.dev.plugin.submit_async(self.dev.plugin_device, dst, src, size, q) };
+        if tool {
+            crate::ompt::to_device(false, self.dev.id, src, dst, size);
+        }
+        r
     }
 
     /// Device → host copy, queued where the plugin queues.
@@ -84,8 +92,16 @@ impl AsyncInfo {
             return unsafe { self.dev.retrieve(dst, src, size) };
         }
         let q = self.queue()?;
+        let tool = crate::ompt::on();
+        if tool {
+            crate::ompt::from_device(true, self.dev.id, src, dst, size);
+        }
         // SAFETY: forwarded contract.
-        unsafe { self.dev.plugin.retrieve_async(self.dev.plugin_device, dst, src, size, q) }
+        let r = unsafe { self.dev.plugin.retrieve_async(self.dev.plugin_device, dst, src, size, q) };
+        if tool {
+            crate::ompt::from_device(false, self.dev.id, src, dst, size);
+        }
+        r
     }
 
     /// Writes a pointer-sized value to device memory (the value is kept

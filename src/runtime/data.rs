@@ -268,7 +268,7 @@ fn get_target_pointer(rt: &Runtime, dev: &Device, g: &GetTarget, q: &mut AsyncIn
 fn create_entry(dev: &Device, g: &GetTarget, seen: Seen, q: &mut AsyncInfo) -> Result<TargetPointer> {
     // Allocate and fill the device copy before the entry exists: nobody else
     // can see it yet, and the write lock below then only guards the insert.
-    let alloc = dev.alloc(g.padding + g.size, AllocKind::Default)?;
+    let alloc = dev.alloc_for(g.padding + g.size, AllocKind::Default, g.begin)?;
     let tgt = alloc + g.padding;
     // LLVM's order of INFO lines: the creation, then the copy.
     diag::info(info::MAPPING_CHANGED, dev.id, || {

@@ -110,10 +110,27 @@ impl Device {
     }
 
     pub fn alloc(&self, size: u64, kind: AllocKind) -> Result<u64> {
+        self.alloc_for(size, kind, 0)
+    }
+
+    /// Allocation for the host range at `host` (reported to OMPT tools).
+    pub fn alloc_for(&self, size: u64, kind: AllocKind, host: usize) -> Result<u64> {
+        if crate::ompt::on() {
+            crate::ompt::alloc(true, self.id, host, 0, size);
+            let r = self.plugin.alloc(self.plugin_device, size, kind);
+            crate::ompt::alloc(false, self.id, host, *r.as_ref().unwrap_or(&0), size);
+            return r;
+        }
         self.plugin.alloc(self.plugin_device, size, kind)
     }
 
     pub fn free(&self, ptr: u64, kind: AllocKind) -> Result<()> {
+        if crate::ompt::on() {
+            crate::ompt::delete(true, self.id, ptr);
+            let r = self.plugin.free(self.plugin_device, ptr, kind);
+            crate::ompt::delete(false, self.id, ptr);
+            return r;
+        }
         self.plugin.free(self.plugin_device, ptr, kind)
     }
 
@@ -122,6 +139,13 @@ impl Device {
     /// # Safety
     /// `[src, src+size)` must be readable host memory.
     pub unsafe fn submit(&self, dst: u64, src: usize, size: u64) -> Result<()> {
+        if crate::ompt::on() {
+            crate::ompt::to_device(true, self.id, src, dst, size);
+            // SAFETY: forwarded contract.
+            let r = unsafe { self.plugin.submit(self.plugin_device, dst, src, size) };
+            crate::ompt::to_device(false, self.id, src, dst, size);
+            return r;
+        }
         // SAFETY: forwarded contract.
         unsafe { self.plugin.submit(self.plugin_device, dst, src, size) }
     }
@@ -131,6 +155,13 @@ impl Device {
     /// # Safety
     /// `[dst, dst+size)` must be writable host memory.
     pub unsafe fn retrieve(&self, dst: usize, src: u64, size: u64) -> Result<()> {
+        if crate::ompt::on() {
+            crate::ompt::from_device(true, self.id, src, dst, size);
+            // SAFETY: forwarded contract.
+            let r = unsafe { self.plugin.retrieve(self.plugin_device, dst, src, size) };
+            crate::ompt::from_device(false, self.id, src, dst, size);
+            return r;
+        }
         // SAFETY: forwarded contract.
         unsafe { self.plugin.retrieve(self.plugin_device, dst, src, size) }
     }

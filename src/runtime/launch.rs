@@ -88,7 +88,15 @@ impl Runtime {
         }
         let dims =
             LaunchDims { teams: req.num_teams, threads: req.thread_limit, dyn_shared_bytes: req.dyn_cgroup_mem, tripcount: req.tripcount };
-        q.launch(kernel.handle, kernel.name, &params, &dims).inspect_err(|e| {
+        let tool = crate::ompt::on();
+        if tool {
+            crate::ompt::submit(true, req.num_teams[0]);
+        }
+        let launched = q.launch(kernel.handle, kernel.name, &params, &dims);
+        if tool {
+            crate::ompt::submit(false, req.num_teams[0]);
+        }
+        launched.inspect_err(|e| {
             diag::report(&e.to_string());
             diag::report("Executing target region abort target.");
         })?;
@@ -129,7 +137,7 @@ impl Runtime {
             } else if t.any(MapType::PRIVATE) {
                 let size = a.size.max(0) as u64;
                 let offset = a.base.wrapping_sub(a.begin) as u64;
-                let p = dev.alloc(size.max(1), AllocKind::Default)?;
+                let p = dev.alloc_for(size.max(1), AllocKind::Default, a.begin)?;
                 // Freed once the kernel (or the context's queue) completed.
                 q.free_after_launch(p);
                 if t.any(MapType::ATTACH) {

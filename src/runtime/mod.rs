@@ -137,6 +137,12 @@ impl Runtime {
     /// `__tgt_rtl_deinit`: one reference less (never below zero).
     pub fn deinit(&self) {
         let last = self.refcount.fetch_update(Ordering::AcqRel, Ordering::Acquire, |c| c.checked_sub(1)) == Ok(1);
+        if last && crate::ompt::on() {
+            // 22.1 deinitialises its devices when the last library goes.
+            for dev in self.devices.all() {
+                crate::ompt::device_finalize(dev.id);
+            }
+        }
         if last && crate::env::config().info_on(info::DUMP_TABLE) {
             // LLVM prints the tables once more when the runtime goes down.
             self.dump_tables_reversed("libomptarget:0:0");
@@ -180,6 +186,12 @@ impl Runtime {
         let plugin = self.plugins[plugin_index];
         let id = self.devices.push_with(|id| Device::new(id, plugin, device))?;
         *slot = Some(id);
+        if crate::ompt::on()
+            && let Some(dev) = self.devices.get(id)
+        {
+            let kind = std::ffi::CString::new(plugin.compute_unit_kind(device)).unwrap_or_default();
+            crate::ompt::device_initialize(id, &kind, Arc::as_ptr(dev) as usize);
+        }
         crate::debug!("plugin {} device {device} is user device {id}", plugin.name());
         Some(id)
     }
@@ -192,6 +204,7 @@ impl Runtime {
 
     /// `__tgt_register_lib`.
     pub fn register_lib(&self, key: usize, entries: Vec<Entry>, images: Vec<DeviceImage>) -> Result<()> {
+        crate::ompt::connect();
         self.init();
         for e in entries.iter().filter(|e| e.is_openmp() && e.is_requires()) {
             self.add_requirements(e.data);
@@ -291,6 +304,7 @@ impl Runtime {
     /// plugins that would load a driver for no registered image (they were
     /// initialised at registration if one of their images was registered).
     pub fn init_all(&self) {
+        crate::ompt::connect();
         if self.offload_disabled() {
             return;
         }
@@ -368,6 +382,9 @@ impl Runtime {
             }
             let image = &lib.images[index];
             let handle = dev.plugin.load_binary(dev.plugin_device, image.bytes())?;
+            if crate::ompt::on() {
+                crate::ompt::device_load(dev.id, image.bytes());
+            }
             setup_indirect_call_table(dev, handle, &lib.entries)?;
             let mut kernels = Vec::new();
             for e in lib.entries.iter().filter(|e| e.is_openmp() && !e.is_requires()) {
