@@ -23,4 +23,5 @@ pub mod env;
 pub mod error;
 pub mod ompt;
 pub mod plugins;
+pub mod profile;
 pub mod runtime;

@@ -178,6 +178,9 @@ unsafe fn target_data(name: &'static str, loc: *const ident_t, device_id: i64, r
             DataOp::Update => crate::ompt::Kind::Update,
         };
         let _tool = crate::ompt::Construct::begin(kind, id, loc as usize);
+        let _prof = crate::profile::scope("Runtime: Data Copy", || {
+            format!("{}NumArgs={}", crate::profile::source_detail(&src.source()), args.len())
+        });
         launch::print_args(
             dev.id,
             || {

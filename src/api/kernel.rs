@@ -159,6 +159,9 @@ pub(crate) unsafe fn target_kernel(
         let mut req = unsafe { read_kernel_args(args, num_teams, thread_limit, &mut map_args)? };
         let dev = rt.device_or_fatal(id);
         let _tool = crate::ompt::Construct::begin(crate::ompt::Kind::Region, id, host_ptr as usize);
+        let _prof = crate::profile::scope("Runtime: target exe", || {
+            format!("{}NumTeams={};NumArgs={}", crate::profile::source_detail(&src.source()), req.num_teams[0], req.args.len())
+        });
         runtime::launch::print_args(
             dev.id,
             || format!("Entering OpenMP kernel at {} with {} arguments:", src.source(), req.args.len()),
@@ -189,6 +192,11 @@ pub(crate) unsafe fn target_kernel(
                 let mut q = AsyncInfo::new(dev);
                 let rc = rt.launch(&mut q, host_ptr as usize, &mut req);
                 // Waits for the queued work, or parks it in the target task (nowait).
+                let _sync = if nowait {
+                    None
+                } else {
+                    crate::profile::scope("Runtime: synchronize", || crate::profile::source_detail(&src.source()))
+                };
                 rc.and_then(|out| q.finish(nowait).map(|_| out).inspect_err(|e| diag::report(&e.to_string())))
             }
         };

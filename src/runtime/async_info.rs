@@ -70,16 +70,24 @@ impl AsyncInfo {
             return unsafe { self.dev.submit(dst, src, size) };
         }
         let q = self.queue()?;
-        let tool = crate::ompt::on();
-        if tool {
-            crate::ompt::to_device(true, self.dev.id, src, dst, size);
+        if crate::ompt::hooks() {
+            let ts = crate::profile::start();
+            let tool = crate::ompt::on();
+            if tool {
+                crate::ompt::to_device(true, self.dev.id, src, dst, size);
+            }
+            // SAFETY: forwarded contract.
+            let r = unsafe { self.dev.plugin.submit_async(self.dev.plugin_device, dst, src, size, q) };
+            if tool {
+                crate::ompt::to_device(false, self.dev.id, src, dst, size);
+            }
+            if crate::profile::on() {
+                crate::profile::copy(self.dev.id, self.dev.plugin.name(), true, size, ts);
+            }
+            return r;
         }
         // SAFETY: forwarded contract.
-        let r = unsafe { self.dev.plugin.submit_async(self.dev.plugin_device, dst, src, size, q) };
-        if tool {
-            crate::ompt::to_device(false, self.dev.id, src, dst, size);
-        }
-        r
+        unsafe { self.dev.plugin.submit_async(self.dev.plugin_device, dst, src, size, q) }
     }
 
     /// Device → host copy, queued where the plugin queues.
@@ -92,16 +100,24 @@ impl AsyncInfo {
             return unsafe { self.dev.retrieve(dst, src, size) };
         }
         let q = self.queue()?;
-        let tool = crate::ompt::on();
-        if tool {
-            crate::ompt::from_device(true, self.dev.id, src, dst, size);
+        if crate::ompt::hooks() {
+            let ts = crate::profile::start();
+            let tool = crate::ompt::on();
+            if tool {
+                crate::ompt::from_device(true, self.dev.id, src, dst, size);
+            }
+            // SAFETY: forwarded contract.
+            let r = unsafe { self.dev.plugin.retrieve_async(self.dev.plugin_device, dst, src, size, q) };
+            if tool {
+                crate::ompt::from_device(false, self.dev.id, src, dst, size);
+            }
+            if crate::profile::on() {
+                crate::profile::copy(self.dev.id, self.dev.plugin.name(), false, size, ts);
+            }
+            return r;
         }
         // SAFETY: forwarded contract.
-        let r = unsafe { self.dev.plugin.retrieve_async(self.dev.plugin_device, dst, src, size, q) };
-        if tool {
-            crate::ompt::from_device(false, self.dev.id, src, dst, size);
-        }
-        r
+        unsafe { self.dev.plugin.retrieve_async(self.dev.plugin_device, dst, src, size, q) }
     }
 
     /// Writes a pointer-sized value to device memory (the value is kept

@@ -363,6 +363,9 @@ fn submit(q: &mut AsyncInfo, tgt: u64, host: usize, size: u64, name: usize) -> R
     diag::info(info::DATA_TRANSFER, q.dev.id, || {
         format!("Copying data from host to device, HstPtr={}, TgtPtr={}, Size={size}, Name={}", ptr(host as u64), ptr(tgt), name_of(name))
     });
+    if crate::profile::on() {
+        crate::profile::set_var(name);
+    }
     // SAFETY: `host` is the begin of a map list item of `size` bytes, which the program guarantees to be valid host memory during the construct.
     unsafe { q.submit(tgt, host, size) }.inspect_err(|_| diag::report("Copying data to device failed."))
 }
@@ -372,6 +375,9 @@ fn retrieve(q: &mut AsyncInfo, host: usize, tgt: u64, size: u64, name: usize) ->
     diag::info(info::DATA_TRANSFER, q.dev.id, || {
         format!("Copying data from device to host, TgtPtr={}, HstPtr={}, Size={size}, Name={}", ptr(tgt), ptr(host as u64), name_of(name))
     });
+    if crate::profile::on() {
+        crate::profile::set_var(name);
+    }
     // SAFETY: as in `submit`: a map list item the program keeps valid.
     unsafe { q.retrieve(host, tgt, size) }.inspect_err(|_| diag::report("Copying data from device failed."))
 }

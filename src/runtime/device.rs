@@ -139,12 +139,9 @@ impl Device {
     /// # Safety
     /// `[src, src+size)` must be readable host memory.
     pub unsafe fn submit(&self, dst: u64, src: usize, size: u64) -> Result<()> {
-        if crate::ompt::on() {
-            crate::ompt::to_device(true, self.id, src, dst, size);
+        if crate::ompt::hooks() {
             // SAFETY: forwarded contract.
-            let r = unsafe { self.plugin.submit(self.plugin_device, dst, src, size) };
-            crate::ompt::to_device(false, self.id, src, dst, size);
-            return r;
+            return unsafe { self.copy_traced(true, dst, src, size) };
         }
         // SAFETY: forwarded contract.
         unsafe { self.plugin.submit(self.plugin_device, dst, src, size) }
@@ -155,18 +152,52 @@ impl Device {
     /// # Safety
     /// `[dst, dst+size)` must be writable host memory.
     pub unsafe fn retrieve(&self, dst: usize, src: u64, size: u64) -> Result<()> {
-        if crate::ompt::on() {
-            crate::ompt::from_device(true, self.id, src, dst, size);
+        if crate::ompt::hooks() {
             // SAFETY: forwarded contract.
-            let r = unsafe { self.plugin.retrieve(self.plugin_device, dst, src, size) };
-            crate::ompt::from_device(false, self.id, src, dst, size);
-            return r;
+            return unsafe { self.copy_traced(false, src, dst, size) };
         }
         // SAFETY: forwarded contract.
         unsafe { self.plugin.retrieve(self.plugin_device, dst, src, size) }
     }
 
     /// Writes a pointer-sized value to device memory.
+    /// A copy with its OMPT callbacks and profile events (`to_device`:
+    /// host `host` → device `tgt`, else device `tgt` → host `host`).
+    ///
+    /// # Safety
+    /// As [`Device::submit`] / [`Device::retrieve`].
+    #[cold]
+    #[inline(never)]
+    unsafe fn copy_traced(&self, to_device: bool, tgt: u64, host: usize, size: u64) -> Result<()> {
+        let ts = crate::profile::start();
+        let tool = crate::ompt::on();
+        if tool {
+            if to_device {
+                crate::ompt::to_device(true, self.id, host, tgt, size)
+            } else {
+                crate::ompt::from_device(true, self.id, tgt, host, size)
+            }
+        }
+        let r = if to_device {
+            // SAFETY: forwarded contract.
+            unsafe { self.plugin.submit(self.plugin_device, tgt, host, size) }
+        } else {
+            // SAFETY: forwarded contract.
+            unsafe { self.plugin.retrieve(self.plugin_device, host, tgt, size) }
+        };
+        if tool {
+            if to_device {
+                crate::ompt::to_device(false, self.id, host, tgt, size)
+            } else {
+                crate::ompt::from_device(false, self.id, tgt, host, size)
+            }
+        }
+        if crate::profile::on() {
+            crate::profile::copy(self.id, self.plugin.name(), to_device, size, ts);
+        }
+        r
+    }
+
     pub fn write_u64(&self, dst: u64, value: u64) -> Result<()> {
         let v = value;
         // SAFETY: `v` is a live local of 8 bytes.

@@ -88,14 +88,24 @@ impl Runtime {
         }
         let dims =
             LaunchDims { teams: req.num_teams, threads: req.thread_limit, dyn_shared_bytes: req.dyn_cgroup_mem, tripcount: req.tripcount };
-        let tool = crate::ompt::on();
-        if tool {
-            crate::ompt::submit(true, req.num_teams[0]);
-        }
-        let launched = q.launch(kernel.handle, kernel.name, &params, &dims);
-        if tool {
-            crate::ompt::submit(false, req.num_teams[0]);
-        }
+        let launched = if crate::ompt::hooks() {
+            let ts = crate::profile::start();
+            let tool = crate::ompt::on();
+            if tool {
+                crate::ompt::submit(true, req.num_teams[0]);
+            }
+            let r = q.launch(kernel.handle, kernel.name, &params, &dims);
+            if tool {
+                crate::ompt::submit(false, req.num_teams[0]);
+            }
+            if crate::profile::on() {
+                let (teams, threads) = (req.num_teams, req.thread_limit);
+                crate::profile::kernel(dev.id, dev.plugin.name(), kernel.name, teams, threads, req.args.len(), req.tripcount, ts);
+            }
+            r
+        } else {
+            q.launch(kernel.handle, kernel.name, &params, &dims)
+        };
         launched.inspect_err(|e| {
             diag::report(&e.to_string());
             diag::report("Executing target region abort target.");

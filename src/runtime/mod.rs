@@ -143,6 +143,9 @@ impl Runtime {
                 crate::ompt::device_finalize(dev.id);
             }
         }
+        if last {
+            crate::profile::write();
+        }
         if last && crate::env::config().info_on(info::DUMP_TABLE) {
             // LLVM prints the tables once more when the runtime goes down.
             self.dump_tables_reversed("libomptarget:0:0");
@@ -205,6 +208,7 @@ impl Runtime {
     /// `__tgt_register_lib`.
     pub fn register_lib(&self, key: usize, entries: Vec<Entry>, images: Vec<DeviceImage>) -> Result<()> {
         crate::ompt::connect();
+        crate::profile::init();
         self.init();
         for e in entries.iter().filter(|e| e.is_openmp() && e.is_requires()) {
             self.add_requirements(e.data);
@@ -305,6 +309,7 @@ impl Runtime {
     /// initialised at registration if one of their images was registered).
     pub fn init_all(&self) {
         crate::ompt::connect();
+        crate::profile::init();
         if self.offload_disabled() {
             return;
         }
