@@ -158,10 +158,13 @@ pub(crate) unsafe fn target_kernel(
         // SAFETY: forwarded contract.
         let mut req = unsafe { read_kernel_args(args, num_teams, thread_limit, &mut map_args)? };
         let dev = rt.device_or_fatal(id);
-        let _tool = crate::ompt::Construct::begin(crate::ompt::Kind::Region, id, host_ptr as usize);
-        let _prof = crate::profile::scope("Runtime: target exe", || {
-            format!("{}NumTeams={};NumArgs={}", crate::profile::source_detail(&src.source()), req.num_teams[0], req.args.len())
-        });
+        // The tool interfaces cost this flag test and the ones below.
+        if crate::ompt::hooks() {
+            // By value: a borrow would keep `req` and `src` in memory on the fast path.
+            let (at, teams, nargs) = (src, req.num_teams[0], req.args.len());
+            let detail = move || format!("{}NumTeams={teams};NumArgs={nargs}", crate::profile::source_detail(&at.source()));
+            crate::ompt::construct_begin(crate::ompt::Kind::Region, id, host_ptr as usize, "Runtime: target exe", &detail);
+        }
         runtime::launch::print_args(
             dev.id,
             || format!("Entering OpenMP kernel at {} with {} arguments:", src.source(), req.args.len()),
@@ -192,12 +195,15 @@ pub(crate) unsafe fn target_kernel(
                 let mut q = AsyncInfo::new(dev);
                 let rc = rt.launch(&mut q, host_ptr as usize, &mut req);
                 // Waits for the queued work, or parks it in the target task (nowait).
-                let _sync = if nowait {
-                    None
-                } else {
-                    crate::profile::scope("Runtime: synchronize", || crate::profile::source_detail(&src.source()))
-                };
-                rc.and_then(|out| q.finish(nowait).map(|_| out).inspect_err(|e| diag::report(&e.to_string())))
+                if !nowait && crate::ompt::hooks() {
+                    let at = src;
+                    crate::profile::begin("Runtime: synchronize", &move || crate::profile::source_detail(&at.source()));
+                }
+                let rc = rc.and_then(|out| q.finish(nowait).map(|_| out).inspect_err(|e| diag::report(&e.to_string())));
+                if !nowait && crate::ompt::hooks() {
+                    crate::profile::end();
+                }
+                rc
             }
         };
         if let Ok(out) = &rc
@@ -207,6 +213,10 @@ pub(crate) unsafe fn target_kernel(
             unsafe { (*args).NumArgs = out.kernel_params };
         }
         rt.handle_outcome(rc.is_ok(), &src);
+        // Re-read, not kept: the flag is set before any construct runs.
+        if crate::ompt::hooks() {
+            crate::ompt::construct_end(crate::ompt::Kind::Region, id, host_ptr as usize);
+        }
         Ok(abi::OFFLOAD_SUCCESS)
     })
 }

@@ -465,34 +465,23 @@ fn codeptr_placeholder() -> *const c_void {
     }
 }
 
-/// RAII for a target construct: begin now, end on drop (22.1's `InterfaceRAII`).
-pub struct Construct {
-    kind: Kind,
-    device: i64,
-    codeptr: usize,
-}
-
-impl Construct {
-    /// Begins a construct when a tool listens.
-    #[inline(always)]
-    pub fn begin(kind: Kind, device: i64, codeptr: usize) -> Option<Construct> {
-        if !on() {
-            return None;
-        }
-        Some(Self::begin_slow(kind, device, codeptr))
-    }
-
-    #[cold]
-    #[inline(never)]
-    fn begin_slow(kind: Kind, device: i64, codeptr: usize) -> Construct {
+/// Begins a construct for the tool and the profile (callers test [`hooks`]).
+#[cold]
+#[inline(never)]
+pub fn construct_begin(kind: Kind, device: i64, codeptr: usize, name: &'static str, detail: &dyn Fn() -> String) {
+    crate::profile::begin(name, detail);
+    if on() {
         set_codeptr(codeptr);
         target_begin(kind, device, codeptr);
-        Construct { kind, device, codeptr }
     }
 }
 
-impl Drop for Construct {
-    fn drop(&mut self) {
-        target_end(self.kind, self.device, self.codeptr);
+/// Ends what [`construct_begin`] began.
+#[cold]
+#[inline(never)]
+pub fn construct_end(kind: Kind, device: i64, codeptr: usize) {
+    if on() {
+        target_end(kind, device, codeptr);
     }
+    crate::profile::end();
 }

@@ -158,6 +158,30 @@ impl Drop for Scope {
     }
 }
 
+thread_local! {
+    /// Scopes opened by [`begin`] on this thread, innermost last.
+    static OPEN: std::cell::RefCell<Vec<Scope>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// Opens a scope closed by [`end`] (for callers that keep no guard).
+#[cold]
+#[inline(never)]
+pub fn begin(name: &'static str, detail: &dyn Fn() -> String) {
+    if on() {
+        let sc = open(name, detail());
+        OPEN.with(|o| o.borrow_mut().push(sc));
+    }
+}
+
+/// Closes the innermost scope [`begin`] opened on this thread.
+#[cold]
+#[inline(never)]
+pub fn end() {
+    if let Some(sc) = OPEN.with(|o| o.borrow_mut().pop()) {
+        drop(sc);
+    }
+}
+
 /// 22.1's detail prefix: the construct's `psource` fields.
 pub fn source_detail(loc: &crate::abi::ptr::SourceLoc) -> String {
     format!(";{};{};{};{};;", loc.file, loc.function, loc.line, loc.column)

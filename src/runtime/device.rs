@@ -109,29 +109,44 @@ impl Device {
         Some(k)
     }
 
+    #[inline]
     pub fn alloc(&self, size: u64, kind: AllocKind) -> Result<u64> {
         self.alloc_for(size, kind, 0)
     }
 
     /// Allocation for the host range at `host` (reported to OMPT tools).
+    #[inline]
     pub fn alloc_for(&self, size: u64, kind: AllocKind, host: usize) -> Result<u64> {
         if crate::ompt::on() {
-            crate::ompt::alloc(true, self.id, host, 0, size);
-            let r = self.plugin.alloc(self.plugin_device, size, kind);
-            crate::ompt::alloc(false, self.id, host, *r.as_ref().unwrap_or(&0), size);
-            return r;
+            return self.alloc_traced(size, kind, host);
         }
         self.plugin.alloc(self.plugin_device, size, kind)
     }
 
+    #[cold]
+    #[inline(never)]
+    fn alloc_traced(&self, size: u64, kind: AllocKind, host: usize) -> Result<u64> {
+        crate::ompt::alloc(true, self.id, host, 0, size);
+        let r = self.plugin.alloc(self.plugin_device, size, kind);
+        crate::ompt::alloc(false, self.id, host, *r.as_ref().unwrap_or(&0), size);
+        r
+    }
+
+    #[inline]
     pub fn free(&self, ptr: u64, kind: AllocKind) -> Result<()> {
         if crate::ompt::on() {
-            crate::ompt::delete(true, self.id, ptr);
-            let r = self.plugin.free(self.plugin_device, ptr, kind);
-            crate::ompt::delete(false, self.id, ptr);
-            return r;
+            return self.free_traced(ptr, kind);
         }
         self.plugin.free(self.plugin_device, ptr, kind)
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn free_traced(&self, ptr: u64, kind: AllocKind) -> Result<()> {
+        crate::ompt::delete(true, self.id, ptr);
+        let r = self.plugin.free(self.plugin_device, ptr, kind);
+        crate::ompt::delete(false, self.id, ptr);
+        r
     }
 
     /// Host → device copy.
