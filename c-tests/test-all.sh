@@ -23,3 +23,8 @@ bash c-tests/cuda-indirect/run.sh
 # The AMDGPU plugin end to end against the CPU stand-in for the HSA runtime.
 bash c-tests/amdgpu-mock.sh
 bash bench/run.sh --smoke
+# --- issue 12: tool interfaces ---
+# OMPT callback sequences of a printing tool, LLVM 22.1 versus ours.
+bash c-tests/ompt.sh
+# LIBOMPTARGET_PROFILE: JSON, nesting, event counts, device track, totals.
+bash c-tests/profile.sh
