@@ -218,7 +218,7 @@ unsafe fn target_data(name: &'static str, loc: *const ident_t, device_id: i64, r
         rt.handle_outcome(rc.is_ok(), &src);
         // Re-read, not kept: the flag is set before any construct runs.
         if crate::ompt::hooks() {
-            crate::ompt::construct_end(kind, id, loc as usize);
+            crate::ompt::construct_end();
         }
         Ok(())
     })

@@ -195,15 +195,7 @@ pub(crate) unsafe fn target_kernel(
                 let mut q = AsyncInfo::new(dev);
                 let rc = rt.launch(&mut q, host_ptr as usize, &mut req);
                 // Waits for the queued work, or parks it in the target task (nowait).
-                if !nowait && crate::ompt::hooks() {
-                    let at = src;
-                    crate::profile::begin("Runtime: synchronize", &move || crate::profile::source_detail(&at.source()));
-                }
-                let rc = rc.and_then(|out| q.finish(nowait).map(|_| out).inspect_err(|e| diag::report(&e.to_string())));
-                if !nowait && crate::ompt::hooks() {
-                    crate::profile::end();
-                }
-                rc
+                rc.and_then(|out| q.finish(nowait).map(|_| out).inspect_err(|e| diag::report(&e.to_string())))
             }
         };
         if let Ok(out) = &rc
@@ -215,7 +207,7 @@ pub(crate) unsafe fn target_kernel(
         rt.handle_outcome(rc.is_ok(), &src);
         // Re-read, not kept: the flag is set before any construct runs.
         if crate::ompt::hooks() {
-            crate::ompt::construct_end(crate::ompt::Kind::Region, id, host_ptr as usize);
+            crate::ompt::construct_end();
         }
         Ok(abi::OFFLOAD_SUCCESS)
     })

@@ -465,6 +465,11 @@ fn codeptr_placeholder() -> *const c_void {
     }
 }
 
+thread_local! {
+    /// Constructs begun on this thread, innermost last: what their end reports.
+    static OPEN: std::cell::RefCell<Vec<(Kind, i64, usize)>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
 /// Begins a construct for the tool and the profile (callers test [`hooks`]).
 #[cold]
 #[inline(never)]
@@ -474,12 +479,15 @@ pub fn construct_begin(kind: Kind, device: i64, codeptr: usize, name: &'static s
         set_codeptr(codeptr);
         target_begin(kind, device, codeptr);
     }
+    OPEN.with(|o| o.borrow_mut().push((kind, device, codeptr)));
 }
 
-/// Ends what [`construct_begin`] began.
+/// Ends the innermost construct [`construct_begin`] began on this thread
+/// (no arguments: the fast path keeps nothing alive for it).
 #[cold]
 #[inline(never)]
-pub fn construct_end(kind: Kind, device: i64, codeptr: usize) {
+pub fn construct_end() {
+    let Some((kind, device, codeptr)) = OPEN.with(|o| o.borrow_mut().pop()) else { return };
     if on() {
         target_end(kind, device, codeptr);
     }

@@ -192,8 +192,10 @@ thread_local! {
     static VAR: Cell<usize> = const { Cell::new(0) };
 }
 
-/// Names the variable of the next copy on this thread.
-#[inline]
+/// Names the variable of the next copy on this thread. Out of line: an
+/// inlined thread-local access gets its address computed on the fast path.
+#[cold]
+#[inline(never)]
 pub fn set_var(name: usize) {
     VAR.with(|v| v.set(name));
 }

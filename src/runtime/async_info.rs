@@ -270,7 +270,16 @@ impl AsyncInfo {
             crate::debug!("device {}: nowait work parked in the target task ({:p})", dev_id, pending);
             return Ok(());
         }
-        self.synchronize()
+        // 22.1's scope for a construct's wait (only where there is one to wait for).
+        let prof = crate::profile::on();
+        if prof {
+            crate::profile::begin("Runtime: synchronize", &|| String::new());
+        }
+        let r = self.synchronize();
+        if prof {
+            crate::profile::end();
+        }
+        r
     }
 
     fn release_queue(&mut self, q: QueueHandle) {
