@@ -28,3 +28,5 @@ bash bench/run.sh --smoke
 bash c-tests/ompt.sh
 # LIBOMPTARGET_PROFILE: JSON, nesting, event counts, device track, totals.
 bash c-tests/profile.sh
+# "Why no device": one line per registered image that no device took.
+bash c-tests/why-no-device.sh

@@ -169,6 +169,11 @@ pub trait Plugin: Send + Sync {
         false
     }
     /// Unique id string of a device (`omp_get_uid_from_device`).
+    /// Why none of this plugin's devices takes `image` (one it recognises),
+    /// for the "why no device" lines; `None` when one does.
+    fn why_no_device(&self, _image: &[u8]) -> Option<String> {
+        None
+    }
     /// The device's compute-unit kind, the type string OMPT's
     /// `device_initialize` reports (22.1's `getComputeUnitKind`).
     fn compute_unit_kind(&self, _device: usize) -> String {

@@ -99,6 +99,9 @@ pub struct Runtime {
     requirements: AtomicU64,
     /// Serialises image loading.
     load_lock: Mutex<()>,
+    /// Why registered images got no device (issue 12's "why no device"
+    /// lines), printed once when a construct finds no device.
+    no_device: Mutex<Vec<String>>,
 }
 
 static RUNTIME: LazyLock<Runtime> = LazyLock::new(Runtime::new);
@@ -125,6 +128,7 @@ impl Runtime {
             generation: AtomicU64::new(0),
             requirements: AtomicU64::new(0),
             load_lock: Mutex::new(()),
+            no_device: Mutex::new(Vec::new()),
         }
     }
 
@@ -237,6 +241,9 @@ impl Runtime {
                 }
             }
         }
+        if !self.offload_disabled() {
+            self.note_images_without_device(&images, &device_images);
+        }
         crate::debug!(
             "registered library {key:#x}: {} entries, {} images, devices {:?}",
             entries.len(),
@@ -268,6 +275,43 @@ impl Runtime {
     /// True under `requires unified_shared_memory`.
     pub fn unified_shared_memory(&self) -> bool {
         self.requirements.load(Ordering::Acquire) & crate::abi::OMP_REQ_UNIFIED_SHARED_MEMORY != 0
+    }
+
+    /// Records, for every image that no device took, one line saying why.
+    fn note_images_without_device(&self, images: &[DeviceImage], device_images: &std::collections::BTreeMap<usize, usize>) {
+        for (index, img) in images.iter().enumerate() {
+            if device_images.values().any(|&i| i == index) {
+                continue;
+            }
+            let bytes = img.bytes();
+            let reasons: Vec<String> = self
+                .plugins
+                .iter()
+                .filter(|p| p.is_compatible(bytes))
+                .map(|p| {
+                    p.why_no_device(bytes)
+                        .unwrap_or_else(|| format!("{} image ({}): its devices are taken by other images", p.name(), img.arch()))
+                })
+                .collect();
+            let line = if reasons.is_empty() {
+                format!("image {index} ({}): no plugin of this build runs it", img.arch())
+            } else {
+                format!("image {index}: {}", reasons.join("; "))
+            };
+            self.no_device.lock().push(line);
+        }
+    }
+
+    /// Prints the "why no device" lines once (a construct found no device).
+    #[cold]
+    #[inline(never)]
+    fn explain_no_device(&self) {
+        static ONCE: std::sync::Once = std::sync::Once::new();
+        ONCE.call_once(|| {
+            for line in self.no_device.lock().iter() {
+                diag::report(&format!("no device for {line}"));
+            }
+        });
     }
 
     /// `__tgt_unregister_lib`: forget the library's kernels and globals.
@@ -448,6 +492,8 @@ impl Runtime {
     #[inline]
     pub fn check_device(&self, device_id: i64, loc: &Loc) -> Option<i64> {
         if self.policy() == Policy::Disabled {
+            // No device at all (or OMP_TARGET_OFFLOAD=disabled, which records no lines).
+            self.explain_no_device();
             return None;
         }
         // The default-device ICV is per task and `omp_set_default_device`
@@ -455,6 +501,7 @@ impl Runtime {
         let id = if device_id == -1 { libomp::default_device() as i64 } else { device_id };
         let n = self.num_devices();
         if n == 0 {
+            self.explain_no_device();
             self.handle_outcome(false, loc);
             return None;
         }
