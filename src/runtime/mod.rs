@@ -372,7 +372,15 @@ impl Runtime {
     /// The offload policy, computed once.
     #[inline]
     pub fn policy(&self) -> Policy {
-        diag::policy(libomp::target_offload, || self.num_devices())
+        diag::policy(libomp::target_offload, || {
+            // Computed once, at the first construct: with no device, say why
+            // (offloading disabled by the environment records no lines).
+            let n = self.num_devices();
+            if n == 0 {
+                self.explain_no_device();
+            }
+            n
+        })
     }
 
     /// The device with user number `id`, its pending images loaded.
@@ -492,8 +500,6 @@ impl Runtime {
     #[inline]
     pub fn check_device(&self, device_id: i64, loc: &Loc) -> Option<i64> {
         if self.policy() == Policy::Disabled {
-            // No device at all (or OMP_TARGET_OFFLOAD=disabled, which records no lines).
-            self.explain_no_device();
             return None;
         }
         // The default-device ICV is per task and `omp_set_default_device`
@@ -501,7 +507,6 @@ impl Runtime {
         let id = if device_id == -1 { libomp::default_device() as i64 } else { device_id };
         let n = self.num_devices();
         if n == 0 {
-            self.explain_no_device();
             self.handle_outcome(false, loc);
             return None;
         }
@@ -524,6 +529,9 @@ impl Runtime {
     #[cold]
     #[inline(never)]
     fn handle_outcome_slow(&self, success: bool, loc: &Loc) {
+        if !success && self.num_devices() == 0 {
+            self.explain_no_device();
+        }
         let policy = self.policy();
         if !success && policy == Policy::Mandatory && self.num_devices() == 0 {
             let reg = self.registry.read();
