@@ -42,3 +42,10 @@ bash c-tests/reliability/run.sh
 # DeviceRTL), every image checked, then run through our CUDA and AMDGPU plugins
 # on the stand-ins against their host-offload .expected (c-tests/gpu/README.md).
 bash c-tests/gpu/omp-suite.sh
+# --- issue 12: tool interfaces ---
+# OMPT callback sequences of a printing tool, LLVM 22.1 versus ours.
+bash c-tests/ompt.sh
+# LIBOMPTARGET_PROFILE: JSON, nesting, event counts, device track, totals.
+bash c-tests/profile.sh
+# "Why no device": one line per registered image that no device took.
+bash c-tests/why-no-device.sh

@@ -23,5 +23,7 @@ pub mod api;
 pub mod env;
 pub mod error;
 pub mod offload;
+pub mod ompt;
 pub mod plugins;
+pub mod profile;
 pub mod runtime;

@@ -202,6 +202,18 @@ unsafe fn target_data(name: &'static str, loc: *const ident_t, device_id: i64, r
         // SAFETY: forwarded contract.
         let args = unsafe { raw.read_into(&mut buf)? };
         let dev = rt.device_or_fatal(id);
+        let kind = match op {
+            DataOp::Begin => crate::ompt::Kind::EnterData,
+            DataOp::End => crate::ompt::Kind::ExitData,
+            DataOp::Update => crate::ompt::Kind::Update,
+        };
+        // The tool interfaces cost this flag test and the one at the end.
+        if crate::ompt::hooks() {
+            // By value: a borrow would keep `src` in memory on the fast path.
+            let (at, nargs) = (src, args.len());
+            let detail = move || format!("{}NumArgs={nargs}", crate::profile::source_detail(&at.source()));
+            crate::ompt::construct_begin(kind, id, loc as usize, "Runtime: Data Copy", &detail);
+        }
         launch::print_args(
             dev.id,
             || {
@@ -234,6 +246,10 @@ unsafe fn target_data(name: &'static str, loc: *const ident_t, device_id: i64, r
             unsafe { raw.write_back_bases(args) };
         }
         rt.handle_outcome(rc.is_ok(), &src);
+        // Re-read, not kept: the flag is set before any construct runs.
+        if crate::ompt::hooks() {
+            crate::ompt::construct_end();
+        }
         Ok(())
     })
 }

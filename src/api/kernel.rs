@@ -158,6 +158,13 @@ pub(crate) unsafe fn target_kernel(
         // SAFETY: forwarded contract.
         let mut req = unsafe { read_kernel_args(args, num_teams, thread_limit, &mut map_args)? };
         let dev = rt.device_or_fatal(id);
+        // The tool interfaces cost this flag test and the ones below.
+        if crate::ompt::hooks() {
+            // By value: a borrow would keep `req` and `src` in memory on the fast path.
+            let (at, teams, nargs) = (src, req.num_teams[0], req.args.len());
+            let detail = move || format!("{}NumTeams={teams};NumArgs={nargs}", crate::profile::source_detail(&at.source()));
+            crate::ompt::construct_begin(crate::ompt::Kind::Region, id, host_ptr as usize, "Runtime: target exe", &detail);
+        }
         runtime::launch::print_args(
             dev.id,
             || format!("Entering OpenMP kernel at {} with {} arguments:", src.source(), req.args.len()),
@@ -198,6 +205,10 @@ pub(crate) unsafe fn target_kernel(
             unsafe { (*args).NumArgs = out.kernel_params };
         }
         rt.handle_outcome(rc.is_ok(), &src);
+        // Re-read, not kept: the flag is set before any construct runs.
+        if crate::ompt::hooks() {
+            crate::ompt::construct_end();
+        }
         Ok(abi::OFFLOAD_SUCCESS)
     })
 }

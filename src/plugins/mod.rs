@@ -223,6 +223,16 @@ pub trait Plugin: Send + Sync {
     /// for it.
     fn forked_child(&self) {}
     /// Unique id string of a device (`omp_get_uid_from_device`).
+    /// Why none of this plugin's devices takes `image` (one it recognises),
+    /// for the "why no device" lines; `None` when one does.
+    fn why_no_device(&self, _image: &[u8]) -> Option<String> {
+        None
+    }
+    /// The device's compute-unit kind, the type string OMPT's
+    /// `device_initialize` reports (22.1's `getComputeUnitKind`).
+    fn compute_unit_kind(&self, _device: usize) -> String {
+        "unknown".into()
+    }
     fn uid(&self, device: usize) -> String;
     /// Text printed by `__tgt_print_device_info`.
     fn device_info(&self, device: usize) -> String;

@@ -64,12 +64,17 @@ impl AsyncInfo {
     ///
     /// # Safety
     /// `[src, src+size)` stays readable until the context completes.
+    #[inline(always)]
     pub unsafe fn submit(&mut self, dst: u64, src: usize, size: u64) -> Result<()> {
         if !self.queued() {
             // SAFETY: forwarded contract.
             return unsafe { self.dev.submit(dst, src, size) };
         }
         let q = self.queue()?;
+        if crate::ompt::hooks() {
+            // SAFETY: forwarded contract.
+            return unsafe { self.copy_traced(true, dst, src, size, q) };
+        }
         // SAFETY: forwarded contract.
         unsafe { self.dev.plugin.submit_async(self.dev.plugin_device, dst, src, size, q) }
     }
@@ -78,14 +83,55 @@ impl AsyncInfo {
     ///
     /// # Safety
     /// `[dst, dst+size)` stays writable and unread until the context completes.
+    #[inline(always)]
     pub unsafe fn retrieve(&mut self, dst: usize, src: u64, size: u64) -> Result<()> {
         if !self.queued() {
             // SAFETY: forwarded contract.
             return unsafe { self.dev.retrieve(dst, src, size) };
         }
         let q = self.queue()?;
+        if crate::ompt::hooks() {
+            // SAFETY: forwarded contract.
+            return unsafe { self.copy_traced(false, src, dst, size, q) };
+        }
         // SAFETY: forwarded contract.
         unsafe { self.dev.plugin.retrieve_async(self.dev.plugin_device, dst, src, size, q) }
+    }
+
+    /// A queued copy with its OMPT callbacks and profile event (`to_device`:
+    /// host `host` → device `tgt`, else device `tgt` → host `host`).
+    ///
+    /// # Safety
+    /// As [`AsyncInfo::submit`] / [`AsyncInfo::retrieve`].
+    #[cold]
+    #[inline(never)]
+    unsafe fn copy_traced(&mut self, to_device: bool, tgt: u64, host: usize, size: u64, q: QueueHandle) -> Result<()> {
+        let (dev, ts, tool) = (self.dev, crate::profile::start(), crate::ompt::on());
+        if tool {
+            if to_device {
+                crate::ompt::to_device(true, dev.id, host, tgt, size)
+            } else {
+                crate::ompt::from_device(true, dev.id, tgt, host, size)
+            }
+        }
+        let r = if to_device {
+            // SAFETY: forwarded contract.
+            unsafe { dev.plugin.submit_async(dev.plugin_device, tgt, host, size, q) }
+        } else {
+            // SAFETY: forwarded contract.
+            unsafe { dev.plugin.retrieve_async(dev.plugin_device, host, tgt, size, q) }
+        };
+        if tool {
+            if to_device {
+                crate::ompt::to_device(false, dev.id, host, tgt, size)
+            } else {
+                crate::ompt::from_device(false, dev.id, tgt, host, size)
+            }
+        }
+        if crate::profile::on() {
+            crate::profile::copy(dev.id, dev.plugin.name(), to_device, size, ts);
+        }
+        r
     }
 
     /// Writes a pointer-sized value to device memory (the value is kept
@@ -234,7 +280,16 @@ impl AsyncInfo {
             crate::debug!("device {}: nowait work parked in the target task ({:p})", dev_id, pending);
             return Ok(());
         }
-        self.synchronize()
+        // 22.1's scope for a construct's wait (only where there is one to wait for).
+        let prof = crate::profile::on();
+        if prof {
+            crate::profile::begin("Runtime: synchronize", &|| String::new());
+        }
+        let r = self.synchronize();
+        if prof {
+            crate::profile::end();
+        }
+        r
     }
 
     fn release_queue(&mut self, q: QueueHandle) {

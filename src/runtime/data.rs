@@ -266,7 +266,7 @@ fn get_target_pointer(rt: &Runtime, dev: &Device, g: &GetTarget, q: &mut AsyncIn
 fn create_entry(dev: &Device, g: &GetTarget, seen: Seen, q: &mut AsyncInfo) -> Result<TargetPointer> {
     // Allocate and fill the device copy before the entry exists: nobody else
     // can see it yet, and the write lock below then only guards the insert.
-    let alloc = dev.alloc(g.padding + g.size, AllocKind::Default)?;
+    let alloc = dev.alloc_for(g.padding + g.size, AllocKind::Default, g.begin)?;
     let tgt = alloc + g.padding;
     // LLVM's order of INFO lines: the creation, then the copy.
     diag::info(info::MAPPING_CHANGED, dev.id, || {
@@ -405,6 +405,9 @@ fn submit(q: &mut AsyncInfo, tgt: u64, host: usize, size: u64, name: usize) -> R
     diag::info(info::DATA_TRANSFER, q.dev.id, || {
         format!("Copying data from host to device, HstPtr={}, TgtPtr={}, Size={size}, Name={}", ptr(host as u64), ptr(tgt), name_of(name))
     });
+    if crate::profile::on() {
+        crate::profile::set_var(name);
+    }
     // SAFETY: `host` is the begin of a map list item of `size` bytes, which the program guarantees to be valid host memory during the construct.
     unsafe { q.submit(tgt, host, size) }.inspect_err(|_| diag::report("Copying data to device failed."))
 }
@@ -414,6 +417,9 @@ fn retrieve(q: &mut AsyncInfo, host: usize, tgt: u64, size: u64, name: usize) ->
     diag::info(info::DATA_TRANSFER, q.dev.id, || {
         format!("Copying data from device to host, TgtPtr={}, HstPtr={}, Size={size}, Name={}", ptr(tgt), ptr(host as u64), name_of(name))
     });
+    if crate::profile::on() {
+        crate::profile::set_var(name);
+    }
     // SAFETY: as in `submit`: a map list item the program keeps valid.
     unsafe { q.retrieve(host, tgt, size) }.inspect_err(|_| diag::report("Copying data from device failed."))
 }

@@ -109,19 +109,51 @@ impl Device {
         Some(k)
     }
 
+    #[inline]
     pub fn alloc(&self, size: u64, kind: AllocKind) -> Result<u64> {
+        self.alloc_for(size, kind, 0)
+    }
+
+    /// Allocation for the host range at `host` (reported to OMPT tools).
+    #[inline]
+    pub fn alloc_for(&self, size: u64, kind: AllocKind, host: usize) -> Result<u64> {
         // Kernel record/replay: device memory comes from one recorded block.
         if let Some(p) = super::record_replay::alloc(self, size, kind) {
             return Ok(p);
         }
+        if crate::ompt::on() {
+            return self.alloc_traced(size, kind, host);
+        }
         self.plugin.alloc(self.plugin_device, size, kind)
     }
 
+    #[cold]
+    #[inline(never)]
+    fn alloc_traced(&self, size: u64, kind: AllocKind, host: usize) -> Result<u64> {
+        crate::ompt::alloc(true, self.id, host, 0, size);
+        let r = self.plugin.alloc(self.plugin_device, size, kind);
+        crate::ompt::alloc(false, self.id, host, *r.as_ref().unwrap_or(&0), size);
+        r
+    }
+
+    #[inline]
     pub fn free(&self, ptr: u64, kind: AllocKind) -> Result<()> {
         if super::record_replay::owns(self.id, ptr) {
             return Ok(());
         }
+        if crate::ompt::on() {
+            return self.free_traced(ptr, kind);
+        }
         self.plugin.free(self.plugin_device, ptr, kind)
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn free_traced(&self, ptr: u64, kind: AllocKind) -> Result<()> {
+        crate::ompt::delete(true, self.id, ptr);
+        let r = self.plugin.free(self.plugin_device, ptr, kind);
+        crate::ompt::delete(false, self.id, ptr);
+        r
     }
 
     /// Host → device copy.
@@ -129,6 +161,10 @@ impl Device {
     /// # Safety
     /// `[src, src+size)` must be readable host memory.
     pub unsafe fn submit(&self, dst: u64, src: usize, size: u64) -> Result<()> {
+        if crate::ompt::hooks() {
+            // SAFETY: forwarded contract.
+            return unsafe { self.copy_traced(true, dst, src, size) };
+        }
         // SAFETY: forwarded contract.
         unsafe { self.plugin.submit(self.plugin_device, dst, src, size) }
     }
@@ -138,11 +174,52 @@ impl Device {
     /// # Safety
     /// `[dst, dst+size)` must be writable host memory.
     pub unsafe fn retrieve(&self, dst: usize, src: u64, size: u64) -> Result<()> {
+        if crate::ompt::hooks() {
+            // SAFETY: forwarded contract.
+            return unsafe { self.copy_traced(false, src, dst, size) };
+        }
         // SAFETY: forwarded contract.
         unsafe { self.plugin.retrieve(self.plugin_device, dst, src, size) }
     }
 
     /// Writes a pointer-sized value to device memory.
+    /// A copy with its OMPT callbacks and profile events (`to_device`:
+    /// host `host` → device `tgt`, else device `tgt` → host `host`).
+    ///
+    /// # Safety
+    /// As [`Device::submit`] / [`Device::retrieve`].
+    #[cold]
+    #[inline(never)]
+    unsafe fn copy_traced(&self, to_device: bool, tgt: u64, host: usize, size: u64) -> Result<()> {
+        let ts = crate::profile::start();
+        let tool = crate::ompt::on();
+        if tool {
+            if to_device {
+                crate::ompt::to_device(true, self.id, host, tgt, size)
+            } else {
+                crate::ompt::from_device(true, self.id, tgt, host, size)
+            }
+        }
+        let r = if to_device {
+            // SAFETY: forwarded contract.
+            unsafe { self.plugin.submit(self.plugin_device, tgt, host, size) }
+        } else {
+            // SAFETY: forwarded contract.
+            unsafe { self.plugin.retrieve(self.plugin_device, host, tgt, size) }
+        };
+        if tool {
+            if to_device {
+                crate::ompt::to_device(false, self.id, host, tgt, size)
+            } else {
+                crate::ompt::from_device(false, self.id, tgt, host, size)
+            }
+        }
+        if crate::profile::on() {
+            crate::profile::copy(self.id, self.plugin.name(), to_device, size, ts);
+        }
+        r
+    }
+
     pub fn write_u64(&self, dst: u64, value: u64) -> Result<()> {
         let v = value;
         // SAFETY: `v` is a live local of 8 bytes.

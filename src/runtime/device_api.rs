@@ -113,7 +113,15 @@ impl Runtime {
             (Target::Host, Target::Device(s)) => unsafe { s.retrieve(dst, src as u64, len) },
             (Target::Device(d), Target::Device(s)) => {
                 if std::ptr::addr_eq(d.plugin, s.plugin) {
-                    s.plugin.exchange(s.plugin_device, src as u64, d.plugin_device, dst as u64, len)
+                    let tool = crate::ompt::on();
+                    if tool {
+                        crate::ompt::exchange(true, s.id, src as u64, d.id, dst as u64, len);
+                    }
+                    let r = s.plugin.exchange(s.plugin_device, src as u64, d.plugin_device, dst as u64, len);
+                    if tool {
+                        crate::ompt::exchange(false, s.id, src as u64, d.id, dst as u64, len);
+                    }
+                    r
                 } else {
                     let mut buf = vec![0u8; len as usize];
                     // SAFETY: `buf` is a live buffer of `len` bytes.
@@ -210,7 +218,14 @@ impl Runtime {
                 -1
             }
             Lookup::NotFound => {
+                let tool = crate::ompt::on();
+                if tool {
+                    crate::ompt::associate(true, true, d.id as i64, host, tgt as usize, size as u64);
+                }
                 d.table.insert(MapEntry::new_permanent(host, size as u64, tgt, 0));
+                if tool {
+                    crate::ompt::associate(false, true, d.id as i64, host, tgt as usize, size as u64);
+                }
                 0
             }
         }
@@ -238,7 +253,15 @@ impl Runtime {
             diag::report("Trying to disassociate a pointer which was not mapped via omp_target_associate_ptr");
             return -1;
         }
+        let tool = crate::ompt::on();
+        if tool {
+            // 22.1 reports no device pointer and no size here.
+            crate::ompt::associate(true, false, d.id as i64, host, 0, 0);
+        }
         d.table.remove(&e);
+        if tool {
+            crate::ompt::associate(false, false, d.id as i64, host, 0, 0);
+        }
         0
     }
 

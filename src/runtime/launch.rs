@@ -95,7 +95,25 @@ impl Runtime {
                 .and_then(|_| super::record_replay::before_launch(self, dev, region_id, kernel.name, &params, &dims))
                 .inspect_err(|e| diag::report(&format!("Recording kernel {} failed: {e}", kernel.name)))?;
         }
-        q.launch(kernel.handle, kernel.name, &params, &dims).inspect_err(|e| {
+        let launched = if crate::ompt::hooks() {
+            let ts = crate::profile::start();
+            let tool = crate::ompt::on();
+            if tool {
+                crate::ompt::submit(true, req.num_teams[0]);
+            }
+            let r = q.launch(kernel.handle, kernel.name, &params, &dims);
+            if tool {
+                crate::ompt::submit(false, req.num_teams[0]);
+            }
+            if crate::profile::on() {
+                let (teams, threads) = (req.num_teams, req.thread_limit);
+                crate::profile::kernel(dev.id, dev.plugin.name(), kernel.name, teams, threads, req.args.len(), req.tripcount, ts);
+            }
+            r
+        } else {
+            q.launch(kernel.handle, kernel.name, &params, &dims)
+        };
+        launched.inspect_err(|e| {
             diag::report(&e.to_string());
             diag::report("Executing target region abort target.");
         })?;
@@ -141,7 +159,7 @@ impl Runtime {
             } else if t.any(MapType::PRIVATE) {
                 let size = a.size.max(0) as u64;
                 let offset = a.base.wrapping_sub(a.begin) as u64;
-                let p = dev.alloc(size.max(1), AllocKind::Default)?;
+                let p = dev.alloc_for(size.max(1), AllocKind::Default, a.begin)?;
                 // Freed once the kernel (or the context's queue) completed.
                 q.free_after_launch(p);
                 if t.any(MapType::ATTACH) {

@@ -102,6 +102,9 @@ pub struct Runtime {
     requirements: AtomicU64,
     /// Serialises image loading.
     load_lock: Mutex<()>,
+    /// Why registered images got no device (issue 12's "why no device"
+    /// lines), printed once when a construct finds no device.
+    no_device: Mutex<Vec<String>>,
 }
 
 static RUNTIME: LazyLock<Runtime> = LazyLock::new(Runtime::new);
@@ -199,6 +202,7 @@ impl Runtime {
             generation: AtomicU64::new(0),
             requirements: AtomicU64::new(0),
             load_lock: Mutex::new(()),
+            no_device: Mutex::new(Vec::new()),
         }
     }
 
@@ -211,6 +215,15 @@ impl Runtime {
     /// `__tgt_rtl_deinit`: one reference less (never below zero).
     pub fn deinit(&self) {
         let last = self.refcount.fetch_update(Ordering::AcqRel, Ordering::Acquire, |c| c.checked_sub(1)) == Ok(1);
+        if last && crate::ompt::on() {
+            // 22.1 deinitialises its devices when the last library goes.
+            for dev in self.devices.all() {
+                crate::ompt::device_finalize(dev.id);
+            }
+        }
+        if last {
+            crate::profile::write();
+        }
         if last && crate::env::config().info_on(info::DUMP_TABLE) {
             // LLVM prints the tables once more when the runtime goes down.
             self.dump_tables_reversed("libomptarget:0:0");
@@ -254,6 +267,12 @@ impl Runtime {
         let plugin = self.plugins[plugin_index];
         let id = self.devices.push_with(|id| Device::new(id, plugin, device))?;
         *slot = Some(id);
+        if crate::ompt::on()
+            && let Some(dev) = self.devices.get(id)
+        {
+            let kind = std::ffi::CString::new(plugin.compute_unit_kind(device)).unwrap_or_default();
+            crate::ompt::device_initialize(id, &kind, Arc::as_ptr(dev) as usize);
+        }
         crate::debug!("plugin {} device {device} is user device {id}", plugin.name());
         Some(id)
     }
@@ -266,6 +285,8 @@ impl Runtime {
 
     /// `__tgt_register_lib`.
     pub fn register_lib(&self, key: usize, entries: Vec<Entry>, images: Vec<DeviceImage>) -> Result<()> {
+        crate::ompt::connect();
+        crate::profile::init();
         self.init();
         for e in entries.iter().filter(|e| e.is_openmp() && e.is_requires()) {
             self.add_requirements(e.data);
@@ -293,6 +314,9 @@ impl Runtime {
                     }
                 }
             }
+        }
+        if !self.offload_disabled() {
+            self.note_images_without_device(&images, &device_images);
         }
         crate::debug!(
             "registered library {key:#x}: {} entries, {} images, devices {:?}",
@@ -325,6 +349,43 @@ impl Runtime {
     /// True under `requires unified_shared_memory`.
     pub fn unified_shared_memory(&self) -> bool {
         self.requirements.load(Ordering::Acquire) & crate::abi::OMP_REQ_UNIFIED_SHARED_MEMORY != 0
+    }
+
+    /// Records, for every image that no device took, one line saying why.
+    fn note_images_without_device(&self, images: &[DeviceImage], device_images: &std::collections::BTreeMap<usize, usize>) {
+        for (index, img) in images.iter().enumerate() {
+            if device_images.values().any(|&i| i == index) {
+                continue;
+            }
+            let bytes = img.bytes();
+            let reasons: Vec<String> = self
+                .plugins
+                .iter()
+                .filter(|p| p.is_compatible(bytes))
+                .map(|p| {
+                    p.why_no_device(bytes)
+                        .unwrap_or_else(|| format!("{} image ({}): its devices are taken by other images", p.name(), img.arch()))
+                })
+                .collect();
+            let line = if reasons.is_empty() {
+                format!("image {index} ({}): no plugin of this build runs it", img.arch())
+            } else {
+                format!("image {index}: {}", reasons.join("; "))
+            };
+            self.no_device.lock().push(line);
+        }
+    }
+
+    /// Prints the "why no device" lines once (a construct found no device).
+    #[cold]
+    #[inline(never)]
+    fn explain_no_device(&self) {
+        static ONCE: std::sync::Once = std::sync::Once::new();
+        ONCE.call_once(|| {
+            for line in self.no_device.lock().iter() {
+                diag::report(&format!("no device for {line}"));
+            }
+        });
     }
 
     /// `__tgt_unregister_lib`: forget the library's kernels and globals.
@@ -377,6 +438,8 @@ impl Runtime {
     /// plugins that would load a driver for no registered image (they were
     /// initialised at registration if one of their images was registered).
     pub fn init_all(&self) {
+        crate::ompt::connect();
+        crate::profile::init();
         if self.offload_disabled() {
             return;
         }
@@ -405,7 +468,15 @@ impl Runtime {
     /// The offload policy, computed once.
     #[inline]
     pub fn policy(&self) -> Policy {
-        diag::policy(libomp::target_offload, || self.num_devices())
+        diag::policy(libomp::target_offload, || {
+            // Computed once, at the first construct: with no device, say why
+            // (offloading disabled by the environment records no lines).
+            let n = self.num_devices();
+            if n == 0 {
+                self.explain_no_device();
+            }
+            n
+        })
     }
 
     /// The device with user number `id`, its pending images loaded.
@@ -464,6 +535,9 @@ impl Runtime {
             }
             let image = &lib.images[index];
             let handle = dev.plugin.load_binary(dev.plugin_device, image.bytes())?;
+            if crate::ompt::on() {
+                crate::ompt::device_load(dev.id, image.bytes());
+            }
             setup_indirect_call_table(dev, handle, &lib.entries)?;
             let mut kernels = Vec::new();
             for e in lib.entries.iter().filter(|e| e.is_openmp() && !e.is_requires()) {
@@ -557,6 +631,9 @@ impl Runtime {
     #[cold]
     #[inline(never)]
     fn handle_outcome_slow(&self, success: bool, loc: &Loc) {
+        if !success && self.num_devices() == 0 {
+            self.explain_no_device();
+        }
         let policy = self.policy();
         if !success && policy == Policy::Mandatory && self.num_devices() == 0 {
             let reg = self.registry.read();

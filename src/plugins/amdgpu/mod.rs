@@ -1142,6 +1142,16 @@ impl Plugin for AmdgpuPlugin {
         self.state().map(|s| s.devices.len()).unwrap_or(0)
     }
 
+    fn why_no_device(&self, bytes: &[u8]) -> Option<String> {
+        let img = image::identify(bytes).ok()?;
+        match self.state() {
+            Err(e) => Some(format!("AMDGPU image for {}: no AMDGPU device: {e}", img.processor)),
+            Ok(st) if st.devices.is_empty() => Some(format!("AMDGPU image for {}: the HSA runtime reports no GPU agents", img.processor)),
+            Ok(st) if st.devices.iter().any(|d| d.isas.iter().any(|t| image::is_compatible(&img, t))) => None,
+            Ok(st) => Some(image::incompatibility_message(&img, &st.devices.iter().map(|d| d.isas.clone()).collect::<Vec<_>>())),
+        }
+    }
+
     fn is_device_compatible(&self, device: usize, bytes: &[u8]) -> bool {
         let (Ok(img), Ok(st)) = (image::identify(bytes), self.state()) else { return false };
         let Some(dev) = st.devices.get(device) else { return false };

@@ -787,6 +787,16 @@ impl Plugin for CudaPlugin {
         self.state().map(|s| s.devices.len()).unwrap_or(0)
     }
 
+    fn why_no_device(&self, bytes: &[u8]) -> Option<String> {
+        let img = image::identify(bytes).ok()?;
+        match self.state() {
+            Err(e) => Some(format!("CUDA image for {}: no CUDA device: {e}", img.arch)),
+            Ok(st) if st.devices.is_empty() => Some(format!("CUDA image for {}: the CUDA driver reports no devices", img.arch)),
+            Ok(st) if st.devices.iter().any(|d| image::is_compatible(&img, d.cc)) => None,
+            Ok(st) => Some(image::incompatibility_message(&img, &st.devices.iter().map(|d| d.cc).collect::<Vec<_>>())),
+        }
+    }
+
     fn is_device_compatible(&self, device: usize, bytes: &[u8]) -> bool {
         let (Ok(img), Ok(st)) = (image::identify(bytes), self.state()) else { return false };
         let Some(dev) = st.devices.get(device) else { return false };

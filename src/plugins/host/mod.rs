@@ -345,6 +345,10 @@ impl Plugin for HostPlugin {
         self.queues.forked_child();
     }
 
+    fn compute_unit_kind(&self, _device: usize) -> String {
+        "generic-64bit".into()
+    }
+
     fn uid(&self, device: usize) -> String {
         format!("x86_64-{device}")
     }

@@ -1,0 +1,415 @@
+//! `LIBOMPTARGET_PROFILE=file.json`: a Chrome-trace / Perfetto timeline
+//! (issue 12).
+//!
+//! 22.1 writes LLVM's time-trace format: complete (`"ph":"X"`) events with
+//! its scope names ("Runtime: target exe", "Runtime: Data Copy",
+//! "HostToDev", "DevToHost", "Kernel Target", "Runtime: synchronize") on the
+//! host thread that ran them, events shorter than
+//! `LIBOMPTARGET_PROFILE_GRANULARITY` microseconds (default 500) left out,
+//! and one "Total <name>" event per name at the end. We write the same and
+//! add one track per device with every copy (direction, bytes, variable,
+//! GB/s) and every kernel (name, teams, threads, duration), plus totals per
+//! kernel and per variable. The file is written when the runtime shuts down
+//! (the last library unregistered), as 22.1 does.
+//!
+//! Cost when off: one relaxed flag load per hook.
+
+use parking_lot::Mutex;
+use std::cell::Cell;
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::sync::OnceLock;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Instant, SystemTime, UNIX_EPOCH};
+
+static ON: AtomicBool = AtomicBool::new(false);
+
+struct Event {
+    name: String,
+    tid: u64,
+    ts: u64,
+    dur: u64,
+    /// Extra `args` members, already JSON (`"k":v,...`), or empty.
+    args: String,
+}
+
+#[derive(Default)]
+struct Total {
+    count: u64,
+    dur: u64,
+    bytes: u64,
+}
+
+struct State {
+    file: String,
+    granularity: u64,
+    start: Instant,
+    epoch_us: u64,
+    events: Mutex<Vec<Event>>,
+    /// Per scope name (22.1's totals), per kernel, per variable.
+    totals: Mutex<BTreeMap<String, Total>>,
+    kernels: Mutex<BTreeMap<String, Total>>,
+    vars: Mutex<BTreeMap<String, Total>>,
+    /// Device tracks seen: user number → label.
+    devices: Mutex<BTreeMap<usize, String>>,
+}
+
+static STATE: OnceLock<State> = OnceLock::new();
+
+/// Device tracks get thread ids from here up (no real thread has them).
+const DEVICE_TID_BASE: u64 = 0x7fff_0000;
+
+/// Reads `LIBOMPTARGET_PROFILE` once (at runtime start).
+pub fn init() {
+    STATE.get_or_init(|| {
+        let file = std::env::var("LIBOMPTARGET_PROFILE").unwrap_or_default();
+        let granularity = std::env::var("LIBOMPTARGET_PROFILE_GRANULARITY").ok().and_then(|v| v.trim().parse::<u64>().ok()).unwrap_or(500);
+        let epoch_us = SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_micros() as u64).unwrap_or(0);
+        if !file.is_empty() {
+            ON.store(true, Ordering::Release);
+            crate::ompt::set_hooks();
+        }
+        State {
+            file,
+            granularity,
+            start: Instant::now(),
+            epoch_us,
+            events: Mutex::new(Vec::new()),
+            totals: Mutex::new(BTreeMap::new()),
+            kernels: Mutex::new(BTreeMap::new()),
+            vars: Mutex::new(BTreeMap::new()),
+            devices: Mutex::new(BTreeMap::new()),
+        }
+    });
+}
+
+/// Whether a profile is being recorded.
+#[inline(always)]
+pub fn on() -> bool {
+    ON.load(Ordering::Relaxed)
+}
+
+fn state() -> Option<&'static State> {
+    STATE.get()
+}
+
+fn now_us(s: &State) -> u64 {
+    s.start.elapsed().as_micros() as u64
+}
+
+fn tid() -> u64 {
+    // SAFETY: gettid has no preconditions.
+    (unsafe { libc::gettid() }) as u64
+}
+
+/// Escapes a string for JSON.
+fn esc(s: &str) -> String {
+    let mut o = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '"' => o.push_str("\\\""),
+            '\\' => o.push_str("\\\\"),
+            c if (c as u32) < 0x20 => {
+                let _ = write!(o, "\\u{:04x}", c as u32);
+            }
+            c => o.push(c),
+        }
+    }
+    o
+}
+
+/// One host-thread scope with 22.1's name; recorded when dropped.
+pub struct Scope {
+    name: &'static str,
+    detail: String,
+    ts: u64,
+}
+
+/// Opens a scope when profiling (`detail` is only built then).
+#[inline(always)]
+pub fn scope(name: &'static str, detail: impl FnOnce() -> String) -> Option<Scope> {
+    if !on() {
+        return None;
+    }
+    Some(open(name, detail()))
+}
+
+#[cold]
+#[inline(never)]
+fn open(name: &'static str, detail: String) -> Scope {
+    let ts = state().map_or(0, now_us);
+    Scope { name, detail, ts }
+}
+
+impl Drop for Scope {
+    fn drop(&mut self) {
+        let Some(s) = state() else { return };
+        let dur = now_us(s).saturating_sub(self.ts);
+        {
+            let mut t = s.totals.lock();
+            let e = t.entry(self.name.to_owned()).or_default();
+            e.count += 1;
+            e.dur += dur;
+        }
+        if dur >= s.granularity {
+            let args = format!("\"detail\":\"{}\"", esc(&self.detail));
+            s.events.lock().push(Event { name: self.name.to_owned(), tid: tid(), ts: self.ts, dur, args });
+        }
+    }
+}
+
+thread_local! {
+    /// Scopes opened by [`begin`] on this thread, innermost last.
+    static OPEN: std::cell::RefCell<Vec<Scope>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// Opens a scope closed by [`end`] (for callers that keep no guard).
+#[cold]
+#[inline(never)]
+pub fn begin(name: &'static str, detail: &dyn Fn() -> String) {
+    if on() {
+        let sc = open(name, detail());
+        OPEN.with(|o| o.borrow_mut().push(sc));
+    }
+}
+
+/// Closes the innermost scope [`begin`] opened on this thread.
+#[cold]
+#[inline(never)]
+pub fn end() {
+    if let Some(sc) = OPEN.with(|o| o.borrow_mut().pop()) {
+        drop(sc);
+    }
+}
+
+/// 22.1's detail prefix: the construct's `psource` fields.
+pub fn source_detail(loc: &crate::abi::ptr::SourceLoc) -> String {
+    format!(";{};{};{};{};;", loc.file, loc.function, loc.line, loc.column)
+}
+
+thread_local! {
+    /// The map-list item name of the copy about to run (a `;name;...` string address, or 0).
+    static VAR: Cell<usize> = const { Cell::new(0) };
+}
+
+/// Names the variable of the next copy on this thread. Out of line: an
+/// inlined thread-local access gets its address computed on the fast path.
+#[cold]
+#[inline(never)]
+pub fn set_var(name: usize) {
+    VAR.with(|v| v.set(name));
+}
+
+fn device_track(s: &State, device: usize, label: impl FnOnce() -> String) -> u64 {
+    s.devices.lock().entry(device).or_insert_with(label);
+    DEVICE_TID_BASE + device as u64
+}
+
+/// A copy between host and device: 22.1's host event and our device-track event.
+#[cold]
+#[inline(never)]
+pub fn copy(device: usize, plugin: &str, to_device: bool, bytes: u64, ts: u64) {
+    let Some(s) = state() else { return };
+    let end = now_us(s);
+    let dur = end.saturating_sub(ts);
+    let name = if to_device { "HostToDev" } else { "DevToHost" };
+    let var = VAR.with(|v| v.replace(0));
+    let var = if var == 0 {
+        "(runtime)".to_owned()
+    } else {
+        // SAFETY: names are compiler-emitted static strings.
+        let (n, _) = unsafe { crate::abi::ptr::var_info(var) };
+        n
+    };
+    {
+        let mut t = s.totals.lock();
+        let e = t.entry(name.to_owned()).or_default();
+        e.count += 1;
+        e.dur += dur;
+        let mut v = s.vars.lock();
+        let e = v.entry(var.clone()).or_default();
+        e.count += 1;
+        e.dur += dur;
+        e.bytes += bytes;
+    }
+    let gbps = if dur == 0 { 0.0 } else { bytes as f64 / (dur as f64 * 1000.0) };
+    let track = device_track(s, device, || format!("device {device} ({plugin})"));
+    let mut ev = s.events.lock();
+    if dur >= s.granularity {
+        ev.push(Event { name: name.to_owned(), tid: tid(), ts, dur, args: format!("\"detail\":\";Size={bytes}B\"") });
+    }
+    let dir = if to_device { "host to device" } else { "device to host" };
+    ev.push(Event {
+        name: format!("{} {}", if to_device { "copy to device" } else { "copy from device" }, esc(&var)),
+        tid: track,
+        ts,
+        dur,
+        args: format!("\"direction\":\"{dir}\",\"bytes\":{bytes},\"variable\":\"{}\",\"GB/s\":{gbps:.3}", esc(&var)),
+    });
+}
+
+/// Start time of an operation (for [`copy`] and [`kernel`]).
+#[inline]
+pub fn start() -> u64 {
+    state().map_or(0, now_us)
+}
+
+/// A kernel launch: 22.1's "Kernel Target" host event and our device-track event.
+#[cold]
+#[inline(never)]
+#[allow(clippy::too_many_arguments)] // Everything the event shows.
+pub fn kernel(device: usize, plugin: &str, name: &str, teams: [u32; 3], threads: [u32; 3], nargs: usize, tripcount: u64, ts: u64) {
+    let Some(s) = state() else { return };
+    let dur = now_us(s).saturating_sub(ts);
+    {
+        let mut t = s.totals.lock();
+        let e = t.entry("Kernel Target".to_owned()).or_default();
+        e.count += 1;
+        e.dur += dur;
+        let mut k = s.kernels.lock();
+        let e = k.entry(name.to_owned()).or_default();
+        e.count += 1;
+        e.dur += dur;
+    }
+    let track = device_track(s, device, || format!("device {device} ({plugin})"));
+    let mut ev = s.events.lock();
+    if dur >= s.granularity {
+        ev.push(Event {
+            name: "Kernel Target".into(),
+            tid: tid(),
+            ts,
+            dur,
+            args: format!("\"detail\":\";NumArguments={nargs};NumTeams={};TripCount={tripcount}\"", teams[0]),
+        });
+    }
+    ev.push(Event {
+        name: format!("kernel {}", esc(name)),
+        tid: track,
+        ts,
+        dur,
+        args: format!(
+            "\"kernel\":\"{}\",\"teams\":[{},{},{}],\"threads\":[{},{},{}],\"duration_us\":{dur}",
+            esc(name),
+            teams[0],
+            teams[1],
+            teams[2],
+            threads[0],
+            threads[1],
+            threads[2]
+        ),
+    });
+}
+
+/// Writes the file (once, at shutdown).
+pub fn write() {
+    if !on() {
+        return;
+    }
+    ON.store(false, Ordering::Release);
+    let Some(s) = state() else { return };
+    let pid = std::process::id();
+    let mut out = String::from("{\"traceEvents\":[\n");
+    let mut first = true;
+    let mut push = |out: &mut String, line: String| {
+        if !first {
+            out.push_str(",\n");
+        }
+        first = false;
+        out.push_str(&line);
+    };
+    for e in s.events.lock().iter() {
+        let args = if e.args.is_empty() { String::new() } else { format!(",\"args\":{{{}}}", e.args) };
+        push(
+            &mut out,
+            format!(
+                "{{\"pid\":{pid},\"tid\":{},\"ts\":{},\"ph\":\"X\",\"dur\":{},\"name\":\"{}\"{args}}}",
+                e.tid,
+                e.ts,
+                e.dur,
+                esc(&e.name)
+            ),
+        );
+    }
+    // Totals, each on its own track as 22.1 writes them: scopes, then ours.
+    let mut total_tid = DEVICE_TID_BASE + 0x8000;
+    let mut totals: Vec<(String, Total)> =
+        std::mem::take(&mut *s.totals.lock()).into_iter().map(|(k, v)| (format!("Total {k}"), v)).collect();
+    totals.sort_by(|a, b| b.1.dur.cmp(&a.1.dur).then(a.0.cmp(&b.0)));
+    for (name, t) in totals {
+        total_tid += 1;
+        let avg = t.dur / t.count.max(1) / 1000;
+        push(
+            &mut out,
+            format!(
+                "{{\"pid\":{pid},\"tid\":{total_tid},\"ph\":\"X\",\"ts\":0,\"dur\":{},\"name\":\"{}\",\"args\":{{\"count\":{},\"avg ms\":{avg}}}}}",
+                t.dur,
+                esc(&name),
+                t.count
+            ),
+        );
+    }
+    for (name, t) in s.kernels.lock().iter() {
+        total_tid += 1;
+        push(
+            &mut out,
+            format!(
+                "{{\"pid\":{pid},\"tid\":{total_tid},\"ph\":\"X\",\"ts\":0,\"dur\":{},\"name\":\"Total kernel {}\",\"args\":{{\"count\":{},\"total_us\":{}}}}}",
+                t.dur,
+                esc(name),
+                t.count,
+                t.dur
+            ),
+        );
+    }
+    for (name, t) in s.vars.lock().iter() {
+        total_tid += 1;
+        let gbps = if t.dur == 0 { 0.0 } else { t.bytes as f64 / (t.dur as f64 * 1000.0) };
+        push(
+            &mut out,
+            format!(
+                "{{\"pid\":{pid},\"tid\":{total_tid},\"ph\":\"X\",\"ts\":0,\"dur\":{},\"name\":\"Total variable {}\",\"args\":{{\"count\":{},\"bytes\":{},\"GB/s\":{gbps:.3}}}}}",
+                t.dur,
+                esc(name),
+                t.count,
+                t.bytes
+            ),
+        );
+    }
+    push(
+        &mut out,
+        format!(
+            "{{\"cat\":\"\",\"pid\":{pid},\"tid\":{pid},\"ts\":0,\"ph\":\"M\",\"name\":\"process_name\",\"args\":{{\"name\":\"libomptarget\"}}}}"
+        ),
+    );
+    let exe = std::env::current_exe().ok().and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned())).unwrap_or_default();
+    push(
+        &mut out,
+        format!(
+            "{{\"cat\":\"\",\"pid\":{pid},\"tid\":{pid},\"ts\":0,\"ph\":\"M\",\"name\":\"thread_name\",\"args\":{{\"name\":\"{}\"}}}}",
+            esc(&exe)
+        ),
+    );
+    for (dev, label) in s.devices.lock().iter() {
+        push(
+            &mut out,
+            format!(
+                "{{\"cat\":\"\",\"pid\":{pid},\"tid\":{},\"ts\":0,\"ph\":\"M\",\"name\":\"thread_name\",\"args\":{{\"name\":\"{}\"}}}}",
+                DEVICE_TID_BASE + *dev as u64,
+                esc(label)
+            ),
+        );
+    }
+    let _ = write!(out, "\n],\n\"beginningOfTime\":{}}}\n", s.epoch_us);
+    let path = if s.file == "-" { None } else { Some(&s.file) };
+    match path {
+        Some(p) => {
+            if let Err(e) = std::fs::write(p, out) {
+                crate::env::diag::report(&format!("LIBOMPTARGET_PROFILE: cannot write {p}: {e}"));
+            }
+        }
+        None => {
+            use std::io::Write;
+            let _ = std::io::stdout().write_all(out.as_bytes());
+        }
+    }
+}
