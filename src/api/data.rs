@@ -156,11 +156,14 @@ impl RawArgs {
 ///   (`to`/`from`, not a by-value literal): the list item has no storage, and
 ///   the copy would read or write address 0 (22.1 segfaults). Without a copy
 ///   (rustc passes its literals again, type 0, to the end call) nothing
-///   touches the address, as in 22.1.
+///   touches the address, as in 22.1. A `NON_CONTIG` entry's address is its
+///   descriptor array, checked (and named) by the strided update itself.
 #[inline(always)]
 fn check_sizes(args: &mut [MapArg]) -> Result<&mut [MapArg]> {
     for (i, a) in args.iter().enumerate() {
-        if a.size < 0 || (a.begin == 0 && a.size > 0 && a.ty.any(MapType::TO | MapType::FROM) && !a.ty.any(MapType::LITERAL)) {
+        if a.size < 0
+            || (a.begin == 0 && a.size > 0 && a.ty.any(MapType::TO | MapType::FROM) && !a.ty.any(MapType::LITERAL | MapType::NON_CONTIG))
+        {
             return Err(bad_size(i, a));
         }
     }
