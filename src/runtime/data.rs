@@ -370,7 +370,11 @@ pub fn describe(e: &MapEntry) -> String {
 }
 
 /// Replaces the entry's in-flight event after this context copied into it.
+#[inline]
 fn set_event(e: &MapEntry, q: &mut AsyncInfo) -> Result<()> {
+    if !q.queued() {
+        return Ok(());
+    }
     chain_event(e, q, |_| Ok(()))
 }
 
@@ -835,6 +839,7 @@ pub fn get_tgt_ptr_begin(
 /// reference also takes a copy-back ticket of the entry (see
 /// `MapEntry::take_copy_ticket`), returned in [`TgtPtrBegin::ticket`].
 #[allow(clippy::too_many_arguments)]
+#[inline]
 fn get_tgt_ptr_begin_ticket(
     dev: &Device,
     begin: usize,

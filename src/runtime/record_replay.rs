@@ -56,6 +56,7 @@ static ACTIVE: AtomicBool = AtomicBool::new(false);
 static BLOCKS: Mutex<Vec<Block>> = Mutex::new(Vec::new());
 
 /// `LIBOMPTARGET_RECORD` with its size (bytes) and `LIBOMPTARGET_RR_SAVE_OUTPUT`.
+#[inline]
 fn record_env() -> Option<(u64, bool)> {
     static ENV: OnceLock<Option<(u64, bool)>> = OnceLock::new();
     *ENV.get_or_init(|| {
@@ -97,9 +98,21 @@ fn reserve(dev: &Device, mode: Mode, total: u64, save_output: bool, blocks: &mut
     }
 }
 
-/// The allocation hook: `Some` address from the block when `dev` records or replays.
+/// The allocation hook: `Some` address from the block when `dev` records or
+/// replays. Inlined to one flag test (and the environment's cached answer)
+/// on every allocation; the rest is out of line.
+#[inline]
 pub(super) fn alloc(dev: &Device, size: u64, kind: AllocKind) -> Option<u64> {
-    if !matches!(kind, AllocKind::Default | AllocKind::Device) || (!ACTIVE.load(Ordering::Acquire) && record_env().is_none()) || !gpu(dev) {
+    if !ACTIVE.load(Ordering::Acquire) && record_env().is_none() {
+        return None;
+    }
+    alloc_slow(dev, size, kind)
+}
+
+#[cold]
+#[inline(never)]
+fn alloc_slow(dev: &Device, size: u64, kind: AllocKind) -> Option<u64> {
+    if !matches!(kind, AllocKind::Default | AllocKind::Device) || !gpu(dev) {
         return None;
     }
     let mut blocks = BLOCKS.lock();
@@ -124,14 +137,27 @@ pub(super) fn alloc(dev: &Device, size: u64, kind: AllocKind) -> Option<u64> {
 }
 
 /// Whether `ptr` lies in the block of device `id` (its frees do nothing).
+#[inline]
 pub(super) fn owns(id: usize, ptr: u64) -> bool {
-    ACTIVE.load(Ordering::Acquire)
-        && BLOCKS.lock().iter().any(|b| b.device == id && b.mode != Mode::Off && ptr >= b.start && ptr < b.start + b.total)
+    ACTIVE.load(Ordering::Acquire) && owns_slow(id, ptr)
+}
+
+#[cold]
+#[inline(never)]
+fn owns_slow(id: usize, ptr: u64) -> bool {
+    BLOCKS.lock().iter().any(|b| b.device == id && b.mode != Mode::Off && ptr >= b.start && ptr < b.start + b.total)
 }
 
 /// Whether launches on device `id` are recorded.
+#[inline]
 pub(super) fn recording(id: usize) -> bool {
-    ACTIVE.load(Ordering::Acquire) && BLOCKS.lock().iter().any(|b| b.device == id && b.mode == Mode::Record)
+    ACTIVE.load(Ordering::Acquire) && recording_slow(id)
+}
+
+#[cold]
+#[inline(never)]
+fn recording_slow(id: usize) -> bool {
+    BLOCKS.lock().iter().any(|b| b.device == id && b.mode == Mode::Record)
 }
 
 /// `__tgt_activate_record_replay`: reserves the block; returns the offset
