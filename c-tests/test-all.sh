@@ -25,3 +25,5 @@ bash c-tests/amdgpu-mock.sh
 bash bench/run.sh --smoke
 # Issue 11: concurrent map/unmap of one variable, 200 runs x 8 threads x 10^4 regions (and 50 on deferred queues).
 bash c-tests/stress/map-race.sh 200 50
+# Issue 11 items 5 and 7: a kernel missing from its image fails only its own launch.
+bash c-tests/missing-kernel.sh

@@ -32,6 +32,11 @@ pub fn report(text: &str) {
     let _ = writeln!(std::io::stderr().lock(), "omptarget error: {text}");
 }
 
+/// `"PluginInterface" error: ...` (a plugin's REPORT).
+pub fn plugin_error(text: &str) {
+    let _ = writeln!(std::io::stderr().lock(), "\"PluginInterface\" error: {text}");
+}
+
 /// `omptarget device <d> info: ...` when `bits` are enabled in LIBOMPTARGET_INFO.
 #[inline]
 pub fn info(bits: u32, device: usize, text: impl FnOnce() -> String) {

@@ -139,7 +139,7 @@ impl Plugin for HostPlugin {
         let sym = unsafe { img.handle.get::<*const ()>(name.as_bytes()) };
         match sym {
             Ok(s) => Ok(s.as_raw_ptr() as u64),
-            Err(_) => Err(OffloadError::MissingSymbol { lib: "the device image".into(), symbol: name.into() }),
+            Err(_) => Err(OffloadError::NotInImage(format!("failed to load global '{name}'"))),
         }
     }
 
