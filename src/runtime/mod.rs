@@ -141,6 +141,9 @@ impl Runtime {
             // LLVM prints the tables once more when the runtime goes down.
             self.dump_tables_reversed("libomptarget:0:0");
         }
+        if last {
+            self.plugins.iter().for_each(|p| p.release_cached());
+        }
     }
 
     /// Offloading disabled by `OMP_TARGET_OFFLOAD=disabled`: no plugin is used.
