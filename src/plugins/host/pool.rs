@@ -192,14 +192,17 @@ impl Pool {
     /// stay valid; the small ones stay the manager's.
     pub fn release_kept(&self, backing: &dyn Backing) {
         let large = std::mem::take(&mut *self.large.lock());
+        let mut n = large.blocks.len();
         large.blocks.into_iter().for_each(|(_, p)| backing.free(p));
         for class in &self.classes {
             let kept = std::mem::take(&mut class.lock().by_size);
             for p in kept.into_values().flatten() {
                 self.owned_shard(p).lock().remove(&p);
                 backing.free(p);
+                n += 1;
             }
         }
+        crate::debug!("host plugin: freed {n} kept device blocks");
     }
 
     /// Number of blocks kept for reuse (tests).
