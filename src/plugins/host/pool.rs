@@ -25,8 +25,12 @@
 //! Locks: one per size class and one per shard of the pointer → size table
 //! (shards by address), never one for the whole plugin.
 
+use crate::runtime::device::AddrHash;
 use parking_lot::Mutex;
-use std::collections::{HashMap, VecDeque};
+use std::collections::VecDeque;
+
+/// Maps keyed by addresses or sizes: one multiply per hash, not SipHash.
+type HashMap<K, V> = std::collections::HashMap<K, V, AddrHash>;
 
 /// Class sizes: 0 (sizes 1–3), then 4 B … 8 KiB, as in 22.1.
 const CLASSES: usize = 13;
@@ -81,10 +85,10 @@ pub struct Pool {
     large_from: usize,
     classes: [Mutex<Class>; CLASSES],
     /// Every block the small-block manager handed out: address → size.
-    owned: [Mutex<HashMap<u64, usize>>; SHARDS],
+    owned: [Mutex<HashMap<usize, usize>>; SHARDS],
     large: Mutex<LargeCache>,
     /// Large blocks in use: address → size (rare, one lock is enough).
-    large_live: Mutex<HashMap<u64, usize>>,
+    large_live: Mutex<HashMap<usize, usize>>,
 }
 
 impl Default for Pool {
@@ -104,13 +108,13 @@ impl Pool {
             threshold,
             large_from,
             classes: std::array::from_fn(|_| Mutex::new(Class::default())),
-            owned: std::array::from_fn(|_| Mutex::new(HashMap::new())),
+            owned: std::array::from_fn(|_| Mutex::new(HashMap::default())),
             large: Mutex::new(LargeCache::default()),
-            large_live: Mutex::new(HashMap::new()),
+            large_live: Mutex::new(HashMap::default()),
         }
     }
 
-    fn owned_shard(&self, ptr: u64) -> &Mutex<HashMap<u64, usize>> {
+    fn owned_shard(&self, ptr: u64) -> &Mutex<HashMap<usize, usize>> {
         // malloc blocks are 16-aligned; mix in higher bits for spread.
         let h = (ptr >> 4) ^ (ptr >> 12);
         &self.owned[h as usize % SHARDS]
@@ -131,7 +135,7 @@ impl Pool {
                 return Some(p);
             }
             let p = self.fresh(bytes, backing)?;
-            self.owned_shard(p).lock().insert(p, bytes);
+            self.owned_shard(p).lock().insert(p as usize, bytes);
             return Some(p);
         }
         if self.threshold.is_some() && bytes >= self.large_from && bytes <= LARGE_CACHE_BYTES {
@@ -146,7 +150,7 @@ impl Pool {
                 Some(p) => p,
                 None => self.fresh(bytes, backing)?,
             };
-            self.large_live.lock().insert(p, bytes);
+            self.large_live.lock().insert(p as usize, bytes);
             return Some(p);
         }
         self.fresh(bytes, backing)
@@ -157,12 +161,12 @@ impl Pool {
         if self.threshold.is_none() {
             return backing.free(ptr);
         }
-        let size = self.owned_shard(ptr).lock().get(&ptr).copied();
+        let size = self.owned_shard(ptr).lock().get(&(ptr as usize)).copied();
         if let Some(size) = size {
             self.classes[class_of(size)].lock().by_size.entry(size).or_default().push_back(ptr);
             return;
         }
-        let large = self.large_live.lock().remove(&ptr);
+        let large = self.large_live.lock().remove(&(ptr as usize));
         let Some(bytes) = large else { return backing.free(ptr) };
         let evicted = {
             let mut l = self.large.lock();
@@ -197,7 +201,7 @@ impl Pool {
         for class in &self.classes {
             let kept = std::mem::take(&mut class.lock().by_size);
             for p in kept.into_values().flatten() {
-                self.owned_shard(p).lock().remove(&p);
+                self.owned_shard(p).lock().remove(&(p as usize));
                 backing.free(p);
                 n += 1;
             }
