@@ -149,7 +149,7 @@ impl Device {
 
 /// Kernel handle recorded for an offload entry whose kernel the device image
 /// lacks (no plugin hands out 0 for a kernel).
-pub const MISSING_KERNEL: crate::plugins::KernelHandle = 0;
+pub(crate) const MISSING_KERNEL: crate::plugins::KernelHandle = 0;
 
 /// Error for a launch of a kernel that was missing when its image was loaded.
 /// (22.1 launches the host's region id as if it were a kernel and crashes.)

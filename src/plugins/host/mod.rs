@@ -8,7 +8,7 @@
 //! own copy of every global.
 
 mod call;
-pub mod pool;
+mod pool;
 mod queue;
 
 use super::{AllocKind, EventHandle, ImageHandle, KernelHandle, LaunchDims, Plugin, QueueHandle};

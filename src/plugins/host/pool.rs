@@ -35,11 +35,11 @@ type HashMap<K, V> = std::collections::HashMap<K, V, AddrHash>;
 /// Class sizes: 0 (sizes 1–3), then 4 B … 8 KiB, as in 22.1.
 const CLASSES: usize = 13;
 /// 22.1's default threshold.
-pub const DEFAULT_THRESHOLD: usize = 1 << 13;
+pub(crate) const DEFAULT_THRESHOLD: usize = 1 << 13;
 /// Shards of the table of the manager's blocks.
 const SHARDS: usize = 64;
 /// Most bytes of large blocks kept for reuse.
-pub const LARGE_CACHE_BYTES: usize = 1 << 30;
+pub(crate) const LARGE_CACHE_BYTES: usize = 1 << 30;
 /// Most large blocks kept.
 const LARGE_CACHE_BLOCKS: usize = 16;
 
@@ -210,6 +210,7 @@ impl Pool {
     }
 
     /// Number of blocks kept for reuse (tests).
+    #[cfg(test)]
     pub fn kept(&self) -> usize {
         let small: usize = self.classes.iter().map(|c| c.lock().by_size.values().map(VecDeque::len).sum::<usize>()).sum();
         small + self.large.lock().blocks.len()
