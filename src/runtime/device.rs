@@ -148,8 +148,9 @@ impl Device {
 }
 
 /// Kernel handle recorded for an offload entry whose kernel the device image
-/// lacks (no plugin hands out 0 for a kernel).
-pub(crate) const MISSING_KERNEL: crate::plugins::KernelHandle = 0;
+/// lacks (the host plugin's handles are addresses, the GPU plugins' are
+/// indices from 0: none is all ones).
+pub(crate) const MISSING_KERNEL: crate::plugins::KernelHandle = u64::MAX;
 
 /// Error for a launch of a kernel that was missing when its image was loaded.
 /// (22.1 launches the host's region id as if it were a kernel and crashes.)
