@@ -49,3 +49,5 @@ bash c-tests/ompt.sh
 bash c-tests/profile.sh
 # "Why no device": one line per registered image that no device took.
 bash c-tests/why-no-device.sh
+# Issue 11 items 5 and 7: a kernel missing from its image fails only its own launch.
+bash c-tests/missing-kernel.sh

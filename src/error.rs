@@ -18,6 +18,11 @@ pub enum OffloadError {
     PluginUnavailable { plugin: &'static str, reason: String },
     /// A symbol is missing from a driver library or device image.
     MissingSymbol { lib: String, symbol: String },
+    /// An object an image's offload entries name is not in the image
+    /// (the text is 22.1's plugin-interface wording).
+    NotInImage(String),
+    /// A launch of a kernel that its image lacked when it was loaded.
+    MissingKernel { device: usize, name: String },
     /// A call into a device driver failed.
     Driver { plugin: &'static str, call: &'static str, message: String },
     /// A mapping rule was violated (present, extension, association, ...).
@@ -49,6 +54,10 @@ impl fmt::Display for OffloadError {
                 write!(f, "plugin '{plugin}' unavailable: {reason}")
             }
             Self::MissingSymbol { lib, symbol } => write!(f, "symbol '{symbol}' not found in {lib}"),
+            Self::NotInImage(what) => write!(f, "\"requested object was not found in the binary image\" {what}"),
+            Self::MissingKernel { device, name } => {
+                write!(f, "Failed to load kernel {name}: the image loaded on device {device} does not contain it")
+            }
             Self::Driver { plugin, call, message } => {
                 write!(f, "{plugin}: error in {call}: {message}")
             }

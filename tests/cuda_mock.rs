@@ -167,6 +167,11 @@ fn plugin_against_mock_cuda() {
         let kh = plugin.get_function(0, h, k).unwrap();
         assert_eq!(plugin.kernel_environment(kh).unwrap(), None, "{k} is bare");
     }
+    // A kernel the image lacks (issue 11): an error naming it, for the
+    // runtime to report as "Failed to load kernel"; the image stays usable.
+    let err = plugin.get_function(0, h, "no_such_kernel").unwrap_err().to_string();
+    assert!(err.contains("no_such_kernel"), "{err}");
+    assert!(plugin.get_function(0, h, "saxpy").is_ok(), "the rest of the image still resolves");
     let gv = plugin.get_global(0, h, "g_value", 4).unwrap();
     let mut v = 0i32;
     // SAFETY: `v` is 4 writable bytes.

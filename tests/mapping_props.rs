@@ -1034,34 +1034,45 @@ fn device_increment(dev: &Device, host: usize) {
 /// removal are ordered with the next thread's mapping of the same address,
 /// and the table is empty at the end. `threads * iters` increments.
 fn concurrent_one_address(seed: u64, threads: usize, iters: usize) -> Result<(), String> {
+    concurrent_one_range(seed, threads, iters, false)
+}
+
+/// [`concurrent_one_address`] (the u64 alone), or with `straddle` for a
+/// 64-byte range starting with the u64 that crosses a table shard boundary
+/// (the table's multi-shard path).
+fn concurrent_one_range(seed: u64, threads: usize, iters: usize, straddle: bool) -> Result<(), String> {
     let dev = device(3);
-    let buf = HostBuf::new(8);
-    let tofrom = arg(&buf, 0, 8, TO | FROM);
+    let whole = HostBuf::new(if straddle { 3 << 20 } else { 8 });
+    // 32 bytes before a 1 MiB boundary (the table's granule): the range touches two shards.
+    let off = if straddle { (whole.addr() + (1 << 20)).next_multiple_of(1 << 20) - 32 - whole.addr() } else { 0 };
+    let len = if straddle { 64 } else { 8 };
+    let range = HostRange { buf: &whole, off, len };
+    let buf = &range;
+    let tofrom = arg(&whole, off, len, TO | FROM);
     let errors: Vec<String> = std::thread::scope(|s| {
         let handles: Vec<_> = (0..threads)
             .map(|t| {
-                let buf = &buf;
                 s.spawn(move || -> Result<(), String> {
                     let mut rng = Rng::new(seed ^ (t as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15));
                     let mut held = 0usize;
                     for _ in 0..iters {
                         if held == 0 && rng.chance(1, 16) {
                             // `target enter data map(to:)`, released a few iterations later.
-                            begin(dev, &[arg(buf, 0, 8, TO)])?;
+                            begin(dev, &[arg(buf.buf, buf.off, buf.len, TO)])?;
                             held = rng.range(1, 5);
                         }
                         begin(dev, &[tofrom])?;
-                        device_increment(dev, buf.addr());
+                        device_increment(dev, buf.buf.addr() + buf.off);
                         end(dev, &[tofrom])?;
                         if held > 0 {
                             held -= 1;
                             if held == 0 {
-                                end(dev, &[arg(buf, 0, 8, FROM)])?;
+                                end(dev, &[arg(buf.buf, buf.off, buf.len, FROM)])?;
                             }
                         }
                     }
                     if held > 0 {
-                        end(dev, &[arg(buf, 0, 8, FROM)])?;
+                        end(dev, &[arg(buf.buf, buf.off, buf.len, FROM)])?;
                     }
                     Ok(())
                 })
@@ -1072,12 +1083,29 @@ fn concurrent_one_address(seed: u64, threads: usize, iters: usize) -> Result<(),
     if let Some(e) = errors.first() {
         return Err(e.clone());
     }
-    let value = u64::from_ne_bytes(buf.read().try_into().unwrap());
-    let left = entries_in(dev, &buf);
+    let value = u64::from_ne_bytes(whole.read()[off..off + 8].try_into().unwrap());
+    let left = entries_in(dev, &whole);
     if value != (threads * iters) as u64 || !left.is_empty() {
         return Err(format!("seed {seed:#x}: host value {value}, expected {}; entries left {left:?}", threads * iters));
     }
     Ok(())
+}
+
+/// A part of a host buffer.
+struct HostRange<'a> {
+    buf: &'a HostBuf,
+    off: usize,
+    len: usize,
+}
+
+/// The same for a range over two table shards (no lost increment when a
+/// mapping skips the second copy because no shard changed since its lookup).
+#[test]
+fn concurrent_enter_exit_of_a_range_over_two_shards_loses_nothing() {
+    let seed = common::seed_from_env("OMPTARGET_RS_SEED");
+    for round in 0..20u64 {
+        concurrent_one_range(seed.wrapping_add(round), 8, 500, true).unwrap();
+    }
 }
 
 #[test]

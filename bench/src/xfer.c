@@ -8,6 +8,8 @@
  *   xfer_to_<S>      target update to(a[0:S])    (host -> device)
  *   xfer_from_<S>    target update from(a[0:S])  (device -> host)
  *   xfer_memcpy_<S>  memcpy(dst, src, S) between two warm host buffers
+ *   region_map_to_<S>  #pragma omp target map(to: b[0:S]) of a warm host
+ *                    buffer that is not mapped: allocate, copy in, run, free
  * Each sample is ns per transfer: the median over the transfers of one sample
  * (as many as move 64 MiB; one at 64 MiB and above).
  */
@@ -16,7 +18,7 @@
 
 #define MAX_INNER 64 /* 64 MiB moved per sample at the smallest size, 1 MiB */
 
-static double t_to[MAX_INNER], t_from[MAX_INNER], t_mc[MAX_INNER];
+static double t_to[MAX_INNER], t_from[MAX_INNER], t_mc[MAX_INNER], t_rg[MAX_INNER];
 
 static int cmp_double(const void *a, const void *b) {
   double x = *(const double *)a, y = *(const double *)b;
@@ -45,8 +47,10 @@ int main(int argc, char **argv) {
     long inner = (64l << 20) / (long)bytes;
     if (inner < 1) inner = 1;
     if (inner > MAX_INNER) inner = MAX_INNER;
-    unsigned char *a = malloc(bytes), *src = malloc(bytes), *dst = malloc(bytes);
-    if (!a || !src || !dst) BENCH_FAIL("out of memory for %ld MiB", mib);
+    unsigned char *a = malloc(bytes), *src = malloc(bytes), *dst = malloc(bytes), *b = malloc(bytes);
+    if (!a || !src || !dst || !b) BENCH_FAIL("out of memory for %ld MiB", mib);
+    memset(b, 4, bytes);
+    unsigned long seen = 0;
     memset(a, 1, bytes);
     memset(src, 2, bytes);
     memset(dst, 3, bytes);
@@ -58,6 +62,8 @@ int main(int argc, char **argv) {
 #pragma omp target update to(a[0:n])
 #pragma omp target update from(a[0:n])
     memcpy(dst, src, bytes);
+#pragma omp target map(to : b[0:n]) map(tofrom : seen)
+    seen += b[n - 1];
 
     for (long r = 0; r < reps; r++) {
       /* The three paths alternate operation by operation, so that a noisy
@@ -72,6 +78,10 @@ int main(int argc, char **argv) {
         memcpy(dst, src, bytes);
         __asm__ volatile("" : : "r"(dst), "r"(src) : "memory");
         uint64_t t3 = bench_now_ns();
+#pragma omp target map(to : b[0:n]) map(tofrom : seen)
+        seen += b[n - 1];
+        uint64_t t4 = bench_now_ns();
+        t_rg[i] = (double)(t4 - t3);
         t_to[i] = (double)(t1 - t0);
         t_from[i] = (double)(t2 - t1);
         t_mc[i] = (double)(t3 - t2);
@@ -82,6 +92,8 @@ int main(int argc, char **argv) {
       bench_sample(name, median(t_from, inner));
       size_name(name, sizeof name, "memcpy", mib);
       bench_sample(name, median(t_mc, inner));
+      snprintf(name, sizeof name, "region_map_to_%ldM", mib);
+      bench_sample(name, median(t_rg, inner));
     }
 
     /* Validate: a pattern goes to the device and comes back. */
@@ -95,6 +107,8 @@ int main(int argc, char **argv) {
       checked++;
     }
     if (dst[bytes - 1] != 2) BENCH_FAIL("memcpy destination wrong");
+    if (seen != 4ul * (1 + (unsigned long)(reps * inner))) BENCH_FAIL("map(to:) region saw %lu", seen);
+    free(b);
     free(a);
     free(src);
     free(dst);

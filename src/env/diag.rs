@@ -76,6 +76,11 @@ pub fn report(text: &str) {
     c_line(CStream::Stderr, format_args!("omptarget error: {text}"));
 }
 
+/// `"PluginInterface" error: ...` (a plugin's REPORT).
+pub fn plugin_error(text: &str) {
+    c_line(CStream::Stderr, format_args!("\"PluginInterface\" error: {text}"));
+}
+
 /// `omptarget device <d> info: ...` when `bits` are enabled in LIBOMPTARGET_INFO.
 #[inline]
 pub fn info(bits: u32, device: usize, text: impl FnOnce() -> String) {

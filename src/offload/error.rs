@@ -94,7 +94,10 @@ impl From<OffloadError> for OlError {
             OffloadError::NoSuchDevice { .. } => errc::INVALID_DEVICE,
             OffloadError::BadImage(_) | OffloadError::IncompatibleImage(_) => errc::INVALID_BINARY,
             OffloadError::PluginUnavailable { .. } => errc::UNSUPPORTED,
-            OffloadError::MissingSymbol { .. } | OffloadError::UnknownRegion(_) => errc::NOT_FOUND,
+            OffloadError::MissingSymbol { .. }
+            | OffloadError::UnknownRegion(_)
+            | OffloadError::NotInImage(_)
+            | OffloadError::MissingKernel { .. } => errc::NOT_FOUND,
             OffloadError::Driver { .. } => errc::BACKEND_FAILURE,
             OffloadError::OutOfDeviceMemory { .. } => errc::OUT_OF_RESOURCES,
             OffloadError::NotImplemented(_) => errc::UNIMPLEMENTED,

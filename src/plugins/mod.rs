@@ -98,6 +98,9 @@ pub trait Plugin: Send + Sync {
     fn alloc(&self, device: usize, size: u64, kind: AllocKind) -> Result<u64>;
     /// Frees memory returned by [`Plugin::alloc`].
     fn free(&self, device: usize, ptr: u64, kind: AllocKind) -> Result<()>;
+
+    /// Frees device memory kept for reuse (the runtime's last deinit).
+    fn release_cached(&self) {}
     /// Copies host → device.
     ///
     /// # Safety

@@ -236,6 +236,18 @@ impl Device {
     }
 }
 
+/// Kernel handle recorded for an offload entry whose kernel the device image
+/// lacks (the host plugin's handles are addresses, the GPU plugins' are
+/// indices from 0: none is all ones).
+pub(crate) const MISSING_KERNEL: crate::plugins::KernelHandle = u64::MAX;
+
+/// Error for a launch of a kernel that was missing when its image was loaded.
+/// (22.1 launches the host's region id as if it were a kernel and crashes.)
+#[cold]
+pub fn missing_kernel(dev: &Device, name: &str) -> OffloadError {
+    OffloadError::MissingKernel { device: dev.id, name: name.into() }
+}
+
 /// Error for a kernel launch whose region id no loaded library knows.
 pub fn unknown_region(region_id: usize) -> OffloadError {
     OffloadError::UnknownRegion(region_id)

@@ -477,9 +477,16 @@ fn lookup_shards<'a>(maps: impl Iterator<Item = &'a BTreeMap<usize, Arc<MapEntry
 }
 
 /// A version stamp from a read-locked lookup: the shard and its version,
-/// when the range lay in one shard.
+/// when the range lay in one shard; for a range over several shards,
+/// `SHARDS + mask` and the sum of their versions (versions only grow, so an
+/// equal sum means no shard changed).
 #[derive(Debug, Clone, Copy)]
 pub struct Seen(Option<(usize, u64)>);
+
+/// Sum of the versions of the shards in `mask` (read while their locks are held).
+fn version_sum(shards: &[Shard], mask: u32) -> u64 {
+    shard_indices(mask).fold(0u64, |a, i| a.wrapping_add(shards[i].version.load(Ordering::Acquire)))
+}
 
 /// Outcome of [`MappingTable::insert_unless_mapped`].
 #[derive(Debug)]
@@ -577,7 +584,7 @@ impl MappingTable {
         let guards: smallvec::SmallVec<[_; 4]> = shard_indices(mask).map(|i| self.shards[i].map.read()).collect();
         let l = lookup_shards(guards.iter().map(|g| &**g), hp, size);
         let r = f(&l);
-        (l, r, Seen(None))
+        (l, r, Seen(Some((SHARDS + mask as usize, version_sum(&self.shards, mask)))))
     }
 
     /// Inserts the entry `make()` builds for `[begin, begin+size)` unless the
@@ -634,7 +641,9 @@ impl MappingTable {
         let mask = shard_mask(base.min(begin), end);
         let mut guards: smallvec::SmallVec<[_; 4]> = shard_indices(mask).map(|i| (i, self.shards[i].write())).collect();
         let unchanged = match seen.0 {
-            Some((i, v)) => mask == 1 << i && self.shards[i].version.load(Ordering::Acquire) == v,
+            Some((i, v)) if i < SHARDS => mask == 1 << i && self.shards[i].version.load(Ordering::Acquire) == v,
+            // A multi-shard lookup of the same footprint, no shard changed since.
+            Some((tag, sum)) => tag - SHARDS == mask as usize && version_sum(&self.shards, mask) == sum,
             None => false,
         };
         if !unchanged {

@@ -228,6 +228,9 @@ impl Runtime {
             // LLVM prints the tables once more when the runtime goes down.
             self.dump_tables_reversed("libomptarget:0:0");
         }
+        if last {
+            self.plugins.iter().for_each(|p| p.release_cached());
+        }
     }
 
     /// Offloading disabled by `OMP_TARGET_OFFLOAD=disabled`: no plugin is used.
@@ -569,10 +572,14 @@ impl Runtime {
                         dev.table.insert(MapEntry::new_permanent(e.addr, e.size, tgt, name.as_ptr() as usize));
                     }
                 } else if e.addr != 0 {
-                    let k = dev
-                        .plugin
-                        .get_function(dev.plugin_device, handle, &e.name)
-                        .inspect_err(|_| diag::report(&format!("Failed to load kernel {}", e.name)))?;
+                    // As in 22.1, a kernel the image lacks (clang leaves some
+                    // metadirective variants out) is reported and the rest of
+                    // the image is loaded; only a launch of it fails.
+                    let k = dev.plugin.get_function(dev.plugin_device, handle, &e.name).unwrap_or_else(|err| {
+                        diag::plugin_error(&format!("Failure to init kernel: {err}"));
+                        diag::report(&format!("Failed to load kernel {}", e.name));
+                        device::MISSING_KERNEL
+                    });
                     kernels.push((e.addr, device::Kernel { handle: k, name: intern(&e.name) }));
                 }
             }
@@ -698,7 +705,11 @@ impl Runtime {
 
     /// Kernel for a region id on a device.
     pub fn kernel(&self, dev: &Device, region_id: usize) -> Result<device::Kernel> {
-        dev.kernel(region_id).ok_or_else(|| device::unknown_region(region_id))
+        match dev.kernel(region_id) {
+            Some(k) if k.handle == device::MISSING_KERNEL => Err(device::missing_kernel(dev, k.name)),
+            Some(k) => Ok(k),
+            None => Err(device::unknown_region(region_id)),
+        }
     }
 
     /// INFO helper usable by submodules.

@@ -8,6 +8,7 @@
 //! own copy of every global.
 
 mod call;
+mod pool;
 mod queue;
 
 use super::{AllocKind, EventHandle, ImageHandle, KernelHandle, LaunchDims, Plugin, QueueHandle};
@@ -46,6 +47,27 @@ pub struct HostPlugin {
     images: Mutex<Vec<Option<std::sync::Arc<LoadedImage>>>>,
     /// Deferred queues of the `OMPTARGET_RS_HOST_QUEUES` test mode.
     queues: queue::Queues,
+    /// Freed device blocks kept for reuse (22.1's memory manager).
+    pool: pool::Pool,
+}
+
+/// Where the pool gets fresh memory: `malloc`, huge-page advised when large.
+struct Malloc;
+
+impl pool::Backing for Malloc {
+    fn alloc(&self, bytes: usize) -> Option<u64> {
+        if bytes >= 2 * HUGE_PAGE {
+            return alloc_huge(bytes);
+        }
+        // SAFETY: malloc accepts any size; NULL is handled below.
+        let p = unsafe { libc::malloc(bytes.max(1)) };
+        (!p.is_null()).then_some(p as u64)
+    }
+
+    fn free(&self, ptr: u64) {
+        // SAFETY: the pool frees only pointers `alloc` returned, once.
+        unsafe { libc::free(ptr as usize as *mut libc::c_void) };
+    }
 }
 
 /// Transparent huge page size on x86-64.
@@ -204,7 +226,7 @@ impl Plugin for HostPlugin {
         let sym = img.handle.as_ref().map(|h| unsafe { h.get::<*const ()>(name.as_bytes()) });
         match sym {
             Some(Ok(s)) => Ok(s.as_raw_ptr() as u64),
-            _ => Err(OffloadError::MissingSymbol { lib: "the device image".into(), symbol: name.into() }),
+            _ => Err(OffloadError::NotInImage(format!("failed to load global '{name}'"))),
         }
     }
 
@@ -231,18 +253,17 @@ impl Plugin for HostPlugin {
 
     fn alloc(&self, _device: usize, size: u64, _kind: AllocKind) -> Result<u64> {
         let bytes = usize::try_from(size).map_err(|_| OffloadError::OutOfDeviceMemory { bytes: size })?;
-        if bytes >= 2 * HUGE_PAGE {
-            return alloc_huge(bytes).ok_or(OffloadError::OutOfDeviceMemory { bytes: size });
-        }
-        // SAFETY: malloc accepts any size; NULL is handled below.
-        let p = unsafe { libc::malloc(bytes.max(1)) };
-        if p.is_null() { Err(OffloadError::OutOfDeviceMemory { bytes: size }) } else { Ok(p as u64) }
+        self.pool.alloc(bytes, &Malloc).ok_or(OffloadError::OutOfDeviceMemory { bytes: size })
     }
 
     fn free(&self, _device: usize, ptr: u64, _kind: AllocKind) -> Result<()> {
-        // SAFETY: the runtime frees only pointers this plugin's `alloc` returned, once.
-        unsafe { libc::free(ptr as usize as *mut libc::c_void) };
+        // The runtime frees only pointers this plugin's `alloc` returned, once.
+        self.pool.free(ptr, &Malloc);
         Ok(())
+    }
+
+    fn release_cached(&self) {
+        self.pool.release_kept(&Malloc);
     }
 
     unsafe fn submit(&self, _device: usize, dst: u64, src: usize, size: u64) -> Result<()> {

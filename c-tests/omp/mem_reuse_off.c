@@ -1,0 +1,2 @@
+#define ONLY_ALLOC_ORDER
+#include "mem_reuse.c"

@@ -1,0 +1,352 @@
+//! Reuse of freed device blocks on the host plugin.
+//!
+//! Small blocks follow LLVM 22.1's memory manager (observable through the
+//! addresses `omp_target_alloc` and mappings get back):
+//! * blocks of at most `LIBOMPTARGET_MEMORY_MANAGER_THRESHOLD` bytes (default
+//!   8 KiB; set to 0 the manager is off, unset or unparsable the default) are
+//!   kept when freed, in size classes by the power of two at or below the size
+//!   (4 B … 8 KiB, a larger threshold puts everything above 8 KiB in the
+//!   8 KiB class);
+//! * an allocation takes a kept block of exactly its size from its class,
+//!   the one freed *first* (22.1 keeps each class in a multiset ordered by
+//!   size: equal sizes are inserted after each other and found from the
+//!   front), else fresh memory;
+//! * a block once handed out by the manager stays the manager's: freeing it
+//!   keeps it; the kept blocks go back to `free` when memory runs out and at
+//!   teardown.
+//!
+//! Large blocks (the huge-page ones, see `alloc_huge`) are kept as well, up to
+//! [`LARGE_CACHE_BYTES`] in all, and handed back for an allocation of the same
+//! size, the last freed first: a `map(to:)` region on unmapped data then
+//! copies into memory that is already faulted in instead of fresh pages.
+//! 22.1 returns such blocks to `free` (glibc unmaps them), so addresses of
+//! blocks above the threshold are not an observable the manager promises.
+//!
+//! Locks: one per size class and one per shard of the pointer → size table
+//! (shards by address), never one for the whole plugin.
+
+use crate::runtime::device::AddrHash;
+use parking_lot::Mutex;
+use std::collections::VecDeque;
+
+/// Maps keyed by addresses or sizes: one multiply per hash, not SipHash.
+type HashMap<K, V> = std::collections::HashMap<K, V, AddrHash>;
+
+/// Class sizes: 0 (sizes 1–3), then 4 B … 8 KiB, as in 22.1.
+const CLASSES: usize = 13;
+/// 22.1's default threshold.
+pub(crate) const DEFAULT_THRESHOLD: usize = 1 << 13;
+/// Shards of the table of the manager's blocks.
+const SHARDS: usize = 64;
+/// Most bytes of large blocks kept for reuse.
+pub(crate) const LARGE_CACHE_BYTES: usize = 1 << 30;
+/// Most large blocks kept.
+const LARGE_CACHE_BLOCKS: usize = 16;
+
+/// The threshold `LIBOMPTARGET_MEMORY_MANAGER_THRESHOLD` asks for
+/// (`None` = the manager is disabled).
+pub fn threshold_from(value: Option<&str>) -> Option<usize> {
+    match value.map(|v| crate::env::config::parse_int(v.trim())) {
+        None | Some(None) => Some(DEFAULT_THRESHOLD),
+        Some(Some(0)) => None,
+        // 22.1 reads it as an unsigned 64-bit number.
+        Some(Some(n)) => Some(n as u64 as usize),
+    }
+}
+
+/// Size class of a small block: the power of two at or below `size`,
+/// capped at the last class.
+fn class_of(size: usize) -> usize {
+    if size < 4 { 0 } else { (size.ilog2() as usize - 1).min(CLASSES - 1) }
+}
+
+/// Allocates and frees the memory the pool manages.
+pub trait Backing {
+    fn alloc(&self, bytes: usize) -> Option<u64>;
+    fn free(&self, ptr: u64);
+}
+
+#[derive(Default)]
+struct Class {
+    /// Kept blocks by exact size, each oldest first.
+    by_size: HashMap<usize, VecDeque<u64>>,
+}
+
+#[derive(Default)]
+struct LargeCache {
+    /// Kept large blocks, oldest first: (size, address).
+    blocks: Vec<(usize, u64)>,
+    bytes: usize,
+}
+
+/// The pool of one plugin (all its devices share the host's memory).
+pub struct Pool {
+    threshold: Option<usize>,
+    large_from: usize,
+    classes: [Mutex<Class>; CLASSES],
+    /// Every block the small-block manager handed out: address → size.
+    owned: [Mutex<HashMap<usize, usize>>; SHARDS],
+    large: Mutex<LargeCache>,
+    /// Large blocks in use: address → size (rare, one lock is enough).
+    large_live: Mutex<HashMap<usize, usize>>,
+}
+
+impl Default for Pool {
+    /// The pool `LIBOMPTARGET_MEMORY_MANAGER_THRESHOLD` asks for (read once,
+    /// when the plugin is made), large blocks from 4 MiB.
+    fn default() -> Self {
+        let env = std::env::var("LIBOMPTARGET_MEMORY_MANAGER_THRESHOLD").ok();
+        Pool::new(threshold_from(env.as_deref()), 4 << 20)
+    }
+}
+
+impl Pool {
+    /// A pool keeping small blocks up to `threshold` bytes (`None`: none)
+    /// and large blocks of at least `large_from` bytes.
+    pub fn new(threshold: Option<usize>, large_from: usize) -> Self {
+        Pool {
+            threshold,
+            large_from,
+            classes: std::array::from_fn(|_| Mutex::new(Class::default())),
+            owned: std::array::from_fn(|_| Mutex::new(HashMap::default())),
+            large: Mutex::new(LargeCache::default()),
+            large_live: Mutex::new(HashMap::default()),
+        }
+    }
+
+    fn owned_shard(&self, ptr: u64) -> &Mutex<HashMap<usize, usize>> {
+        // malloc blocks are 16-aligned; mix in higher bits for spread.
+        let h = (ptr >> 4) ^ (ptr >> 12);
+        &self.owned[h as usize % SHARDS]
+    }
+
+    fn small(&self, bytes: usize) -> bool {
+        self.threshold.is_some_and(|t| bytes > 0 && bytes <= t)
+    }
+
+    /// A block of `bytes` bytes: a kept one if there is one, else from `backing`.
+    pub fn alloc(&self, bytes: usize, backing: &dyn Backing) -> Option<u64> {
+        if self.small(bytes) {
+            let reused = {
+                let mut c = self.classes[class_of(bytes)].lock();
+                c.by_size.get_mut(&bytes).and_then(|q| q.pop_front())
+            };
+            if let Some(p) = reused {
+                return Some(p);
+            }
+            let p = self.fresh(bytes, backing)?;
+            self.owned_shard(p).lock().insert(p as usize, bytes);
+            return Some(p);
+        }
+        if self.threshold.is_some() && bytes >= self.large_from && bytes <= LARGE_CACHE_BYTES {
+            let reused = {
+                let mut l = self.large.lock();
+                l.blocks.iter().rposition(|&(s, _)| s == bytes).map(|i| {
+                    l.bytes -= bytes;
+                    l.blocks.remove(i).1
+                })
+            };
+            let p = match reused {
+                Some(p) => p,
+                None => self.fresh(bytes, backing)?,
+            };
+            self.large_live.lock().insert(p as usize, bytes);
+            return Some(p);
+        }
+        self.fresh(bytes, backing)
+    }
+
+    /// Gives a block back: kept if the pool manages it, else freed.
+    pub fn free(&self, ptr: u64, backing: &dyn Backing) {
+        if self.threshold.is_none() {
+            return backing.free(ptr);
+        }
+        let size = self.owned_shard(ptr).lock().get(&(ptr as usize)).copied();
+        if let Some(size) = size {
+            self.classes[class_of(size)].lock().by_size.entry(size).or_default().push_back(ptr);
+            return;
+        }
+        let large = self.large_live.lock().remove(&(ptr as usize));
+        let Some(bytes) = large else { return backing.free(ptr) };
+        let evicted = {
+            let mut l = self.large.lock();
+            l.blocks.push((bytes, ptr));
+            l.bytes += bytes;
+            let mut evicted = Vec::new();
+            while l.bytes > LARGE_CACHE_BYTES || l.blocks.len() > LARGE_CACHE_BLOCKS {
+                let (s, p) = l.blocks.remove(0);
+                l.bytes -= s;
+                evicted.push(p);
+            }
+            evicted
+        };
+        evicted.into_iter().for_each(|p| backing.free(p));
+    }
+
+    /// Fresh memory; when there is none, the kept blocks are given back
+    /// and it is tried once more (as 22.1 does).
+    fn fresh(&self, bytes: usize, backing: &dyn Backing) -> Option<u64> {
+        backing.alloc(bytes).or_else(|| {
+            self.release_kept(backing);
+            backing.alloc(bytes)
+        })
+    }
+
+    /// Frees every kept block (memory exhausted, or teardown). Blocks in use
+    /// stay valid; the small ones stay the manager's.
+    pub fn release_kept(&self, backing: &dyn Backing) {
+        let large = std::mem::take(&mut *self.large.lock());
+        let mut n = large.blocks.len();
+        large.blocks.into_iter().for_each(|(_, p)| backing.free(p));
+        for class in &self.classes {
+            let kept = std::mem::take(&mut class.lock().by_size);
+            for p in kept.into_values().flatten() {
+                self.owned_shard(p).lock().remove(&(p as usize));
+                backing.free(p);
+                n += 1;
+            }
+        }
+        crate::debug!("host plugin: freed {n} kept device blocks");
+    }
+
+    /// Number of blocks kept for reuse (tests).
+    #[cfg(test)]
+    pub fn kept(&self) -> usize {
+        let small: usize = self.classes.iter().map(|c| c.lock().by_size.values().map(VecDeque::len).sum::<usize>()).sum();
+        small + self.large.lock().blocks.len()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    /// Counts live blocks of plain malloc.
+    #[derive(Default)]
+    struct Counting {
+        live: AtomicUsize,
+    }
+
+    impl Backing for Counting {
+        fn alloc(&self, bytes: usize) -> Option<u64> {
+            // SAFETY: malloc accepts any size; NULL is handled by the caller.
+            let p = unsafe { libc::malloc(bytes.max(1)) };
+            (!p.is_null()).then(|| {
+                self.live.fetch_add(1, Ordering::Relaxed);
+                p as u64
+            })
+        }
+        fn free(&self, ptr: u64) {
+            self.live.fetch_sub(1, Ordering::Relaxed);
+            // SAFETY: only pointers `alloc` returned, once.
+            unsafe { libc::free(ptr as usize as *mut libc::c_void) };
+        }
+    }
+
+    #[test]
+    fn threshold_parsing() {
+        assert_eq!(threshold_from(None), Some(8192));
+        assert_eq!(threshold_from(Some("0")), None);
+        assert_eq!(threshold_from(Some("100000")), Some(100000));
+        assert_eq!(threshold_from(Some("junk")), Some(8192));
+    }
+
+    #[test]
+    fn classes() {
+        assert_eq!(class_of(1), 0);
+        assert_eq!(class_of(3), 0);
+        assert_eq!(class_of(4), 1);
+        assert_eq!(class_of(8), 2);
+        assert_eq!(class_of(100), 5);
+        assert_eq!(class_of(8192), 12);
+        assert_eq!(class_of(1 << 20), 12);
+    }
+
+    #[test]
+    fn same_size_first_freed_first_other_sizes_not_reused() {
+        let b = Counting::default();
+        let pool = Pool::new(Some(8192), 4 << 20);
+        let (x, y) = (pool.alloc(64, &b).unwrap(), pool.alloc(64, &b).unwrap());
+        pool.free(x, &b);
+        pool.free(y, &b);
+        assert_eq!(pool.alloc(64, &b), Some(x));
+        assert_eq!(pool.alloc(64, &b), Some(y));
+        let z = pool.alloc(100, &b).unwrap();
+        pool.free(z, &b);
+        assert_ne!(pool.alloc(120, &b), Some(z), "same class, other size");
+        assert_eq!(pool.alloc(100, &b), Some(z));
+        assert_eq!(b.live.load(Ordering::Relaxed), 4);
+    }
+
+    #[test]
+    fn disabled_and_above_threshold_go_to_backing() {
+        let b = Counting::default();
+        let pool = Pool::new(None, 4 << 20);
+        let x = pool.alloc(64, &b).unwrap();
+        pool.free(x, &b);
+        assert_eq!(b.live.load(Ordering::Relaxed), 0);
+        let pool = Pool::new(Some(32), 4 << 20);
+        let x = pool.alloc(64, &b).unwrap();
+        pool.free(x, &b);
+        assert_eq!(pool.kept(), 0);
+        assert_eq!(b.live.load(Ordering::Relaxed), 0);
+    }
+
+    #[test]
+    fn large_blocks_last_freed_first_and_bounded() {
+        let b = Counting::default();
+        let pool = Pool::new(Some(8192), 1 << 20);
+        let (x, y) = (pool.alloc(1 << 20, &b).unwrap(), pool.alloc(1 << 20, &b).unwrap());
+        pool.free(x, &b);
+        pool.free(y, &b);
+        assert_eq!(pool.alloc(1 << 20, &b), Some(y));
+        pool.free(y, &b);
+        let many: Vec<u64> = (0..LARGE_CACHE_BLOCKS + 4).map(|_| pool.alloc(2 << 20, &b).unwrap()).collect();
+        many.into_iter().for_each(|p| pool.free(p, &b));
+        assert_eq!(pool.kept(), LARGE_CACHE_BLOCKS);
+        pool.release_kept(&b);
+        assert_eq!(pool.kept(), 0);
+        assert_eq!(b.live.load(Ordering::Relaxed), 0);
+    }
+
+    #[test]
+    fn release_kept_frees_everything_freed() {
+        let b = Counting::default();
+        let pool = Pool::new(Some(8192), 4 << 20);
+        let ps: Vec<u64> = (1..200).map(|n| pool.alloc(n * 8, &b).unwrap()).collect();
+        let keep = pool.alloc(16, &b).unwrap();
+        ps.into_iter().for_each(|p| pool.free(p, &b));
+        pool.release_kept(&b);
+        assert_eq!(b.live.load(Ordering::Relaxed), 1);
+        pool.free(keep, &b);
+        pool.release_kept(&b);
+        assert_eq!(b.live.load(Ordering::Relaxed), 0);
+    }
+
+    #[test]
+    fn threads_never_share_a_block() {
+        let b = Counting::default();
+        let pool = Pool::new(Some(8192), 1 << 20);
+        std::thread::scope(|s| {
+            for t in 0..8u64 {
+                let (pool, b) = (&pool, &b);
+                s.spawn(move || {
+                    for i in 0..20_000u64 {
+                        let size = [8usize, 64, 8 + t as usize * 8, 4096][(i % 4) as usize];
+                        let p = pool.alloc(size, b).unwrap();
+                        // Owned exclusively until freed: a stamp must survive.
+                        // SAFETY: p is a live block of at least 8 bytes.
+                        unsafe { (p as usize as *mut u64).write(t << 32 | i) };
+                        std::hint::spin_loop();
+                        // SAFETY: as above.
+                        assert_eq!(unsafe { (p as usize as *const u64).read() }, t << 32 | i);
+                        pool.free(p, b);
+                    }
+                });
+            }
+        });
+        pool.release_kept(&b);
+        assert_eq!(b.live.load(Ordering::Relaxed), 0);
+    }
+}
