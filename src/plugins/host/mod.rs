@@ -359,7 +359,7 @@ impl Plugin for HostPlugin {
     }
 
     fn lock_for_fork(&'static self, held: &mut crate::runtime::fork::ForkLocks) -> bool {
-        held.mutex(&self.images) && self.queues.lock_for_fork(held)
+        held.mutex(&self.images) && self.queues.lock_for_fork(held) && self.pool.lock_for_fork(held)
     }
 
     fn forked_child(&self) {

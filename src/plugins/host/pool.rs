@@ -114,6 +114,15 @@ impl Pool {
         }
     }
 
+    /// Fork safety: takes every lock of the pool (see `runtime::fork`), so
+    /// a child never inherits one that another parent thread held.
+    pub fn lock_for_fork(&'static self, held: &mut crate::runtime::fork::ForkLocks) -> bool {
+        self.classes.iter().all(|m| held.mutex(m))
+            && self.owned.iter().all(|m| held.mutex(m))
+            && held.mutex(&self.large)
+            && held.mutex(&self.large_live)
+    }
+
     fn owned_shard(&self, ptr: u64) -> &Mutex<HashMap<usize, usize>> {
         // malloc blocks are 16-aligned; mix in higher bits for spread.
         let h = (ptr >> 4) ^ (ptr >> 12);
