@@ -51,3 +51,7 @@ bash c-tests/profile.sh
 bash c-tests/why-no-device.sh
 # Issue 11 items 5 and 7: a kernel missing from its image fails only its own launch.
 bash c-tests/missing-kernel.sh
+# issue 12: device tracing
+# OMPT device tracing (ompt_start_trace ... ompt_translate_time) on the CUDA
+# and AMDGPU stand-ins; the host plugin offers none, as LLVM 22.1.
+bash c-tests/ompt-trace.sh

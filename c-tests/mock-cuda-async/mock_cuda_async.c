@@ -58,6 +58,13 @@
 #include <string.h>
 
 typedef int CUresult;
+
+#include <time.h>
+static uint64_t now_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
 typedef unsigned long long CUdeviceptr;
 typedef void *CUcontext, *CUfunction, *CUmodule;
 
@@ -247,6 +254,7 @@ static struct stream *live_streams;
 struct event {
   struct stream *stream; /* NULL: never recorded */
   uint64_t seq;
+  uint64_t ns; /* when it was reached (0: not yet); for cuEventElapsedTime */
   struct event *next_live;
 };
 static struct event *live_events;
@@ -665,6 +673,8 @@ EXPORT CUresult cuEventRecord(void *eh, void *sh) {
     flush_all(); /* the NULL stream: everything before it */
     e->stream = NULL;
   }
+  if (e)
+    e->ns = s ? 0 : now_ns();
   pthread_mutex_unlock(&lock);
   return r;
 }
@@ -693,8 +703,21 @@ EXPORT CUresult cuEventSynchronize(void *eh) {
   struct event *e = find_event(eh);
   if (e && e->stream && find_stream(e->stream))
     flush(e->stream, e->seq);
+  if (e && !e->ns)
+    e->ns = now_ns(); /* reached now (the stand-in's approximation for stream events) */
   pthread_mutex_unlock(&lock);
   return e ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
+}
+
+/* Milliseconds between two reached events (CUDA_ERROR_NOT_READY before). */
+EXPORT CUresult cuEventElapsedTime(float *ms, void *start, void *end) {
+  pthread_mutex_lock(&lock);
+  struct event *a = find_event(start), *b = find_event(end);
+  CUresult r = (!a || !b || !ms) ? CUDA_ERROR_INVALID_HANDLE : (!a->ns || !b->ns) ? CUDA_ERROR_NOT_READY : CUDA_SUCCESS;
+  if (r == CUDA_SUCCESS)
+    *ms = (float)((double)((int64_t)(b->ns - a->ns)) / 1e6);
+  pthread_mutex_unlock(&lock);
+  return r;
 }
 
 EXPORT CUresult cuEventQuery(void *eh) {

@@ -1417,7 +1417,12 @@ EXPORT hsa_status_t hsa_system_get_info(int attr, void *value) {
   switch (attr) {
   case 0: *(uint16_t *)value = 1; break;             /* VERSION_MAJOR */
   case 1: *(uint16_t *)value = 14; break;            /* VERSION_MINOR */
-  case 2: *(uint64_t *)value = (uint64_t)time(NULL) * 1000000000ull; break; /* TIMESTAMP */
+  case 2: { /* TIMESTAMP: CLOCK_MONOTONIC in ns (the frequency below) */
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    *(uint64_t *)value = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+    break;
+  }
   case 3: *(uint64_t *)value = 1000000000ull; break; /* TIMESTAMP_FREQUENCY */
   case 4: *(uint64_t *)value = 1000000000ull; break; /* SIGNAL_MAX_WAIT */
   default: return HSA_STATUS_ERROR_INVALID_ARGUMENT;

@@ -19,6 +19,8 @@ use std::ffi::{c_char, c_int, c_uint, c_void};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Once, OnceLock};
 
+pub mod trace;
+
 /// `ompt_data_t`: a tool's word for a task, region or operation.
 pub type OmptData = u64;
 
@@ -258,18 +260,21 @@ fn new_id() -> u64 {
     NEXT_ID.fetch_add(1, Ordering::Relaxed)
 }
 
-/// Device lookup handed to `device_initialize`: no device tracing entry points (yet).
+/// Device lookup handed to `device_initialize` for a device without a clock
+/// (the host plugin): no device tracing entry points, as in 22.1.
 unsafe extern "C" fn device_lookup(_name: *const c_char) -> *mut c_void {
     std::ptr::null_mut()
 }
 
-/// `device_initialize` (22.1: when the plugin initialises the device).
+/// `device_initialize` (22.1: when the plugin initialises the device);
+/// `traceable`: the lookup offers the device tracing entry points.
 #[cold]
 #[inline(never)]
-pub fn device_initialize(device: usize, kind: &std::ffi::CStr, handle: usize) {
+pub fn device_initialize(device: usize, kind: &std::ffi::CStr, handle: usize, traceable: bool) {
     if let Some(f) = cbs().device_initialize {
+        let lookup: Lookup = if traceable { trace::lookup } else { device_lookup };
         // SAFETY: the tool's callback with the arguments omp-tools.h gives it; `kind` lives for the call.
-        unsafe { f(device as c_int, kind.as_ptr(), handle as *mut c_void, Some(device_lookup), std::ptr::null()) };
+        unsafe { f(device as c_int, kind.as_ptr(), handle as *mut c_void, Some(lookup), std::ptr::null()) };
     }
 }
 
@@ -320,6 +325,9 @@ fn target_begin(kind: Kind, device: i64, codeptr: usize) {
             unsafe { f(kind as c_int, SCOPE_BEGIN, device as c_int, r.task_data.get(), r.target_data.get(), codeptr) };
         }
     });
+    if trace::any() {
+        trace::construct_begin(device, kind as c_int, SCOPE_BEGIN, codeptr);
+    }
 }
 
 /// End of a target construct (22.1's `endTarget*`).
@@ -338,6 +346,9 @@ fn target_end(kind: Kind, device: i64, codeptr: usize) {
             // SAFETY: the tool's callback.
             unsafe { f(kind as c_int, SCOPE_END, device as c_int, r.task_data.get(), r.target_data.get(), codeptr) };
         }
+        if trace::any() {
+            trace::construct_point(device, kind as c_int, SCOPE_END, codeptr);
+        }
         r.task_data.set(std::ptr::null_mut());
         r.target_task_data.set(std::ptr::null_mut());
         r.target_data.set(0);
@@ -347,7 +358,10 @@ fn target_end(kind: Kind, device: i64, codeptr: usize) {
 
 /// One data operation, begin or end: source and destination as 22.1 names them.
 #[allow(clippy::too_many_arguments)] // The callback's own argument list.
-fn data_op(begin: bool, op: Op, src: usize, src_dev: i64, dst: usize, dst_dev: i64, bytes: u64, codeptr: *const c_void) {
+fn data_op(begin: bool, dev: usize, op: Op, src: usize, src_dev: i64, dst: usize, dst_dev: i64, bytes: u64, codeptr: *const c_void) {
+    if trace::any() && begin {
+        trace::op_begin(dev, trace::DATA_OP);
+    }
     let c = cbs();
     REGION.with(|r| {
         let (s, d) = (src as *mut c_void, dst as *mut c_void);
@@ -376,6 +390,9 @@ fn data_op(begin: bool, op: Op, src: usize, src_dev: i64, dst: usize, dst_dev: i
             unsafe { f(r.target_data.get(), id, op as c_int, s, src_dev as c_int, d, dst_dev as c_int, bytes as usize, codeptr) };
         }
     });
+    if trace::any() && !begin {
+        trace::data_op_end(dev, op as c_int, src, src_dev, dst, dst_dev, bytes, codeptr);
+    }
 }
 
 /// The host device number as 22.1's copies report it (`omp_get_initial_device()`).
@@ -387,35 +404,42 @@ fn host_device() -> i64 {
 #[cold]
 #[inline(never)]
 pub fn alloc(begin: bool, device: usize, host: usize, tgt: u64, bytes: u64) {
-    data_op(begin, Op::Alloc, host, host_device(), tgt as usize, device as i64, bytes, codeptr_placeholder());
+    data_op(begin, device, Op::Alloc, host, host_device(), tgt as usize, device as i64, bytes, codeptr_placeholder());
 }
 
 /// Device deallocation.
 #[cold]
 #[inline(never)]
 pub fn delete(begin: bool, device: usize, tgt: u64) {
-    data_op(begin, Op::Delete, tgt as usize, device as i64, 0, INITIAL_DEVICE, 0, codeptr_placeholder());
+    data_op(begin, device, Op::Delete, tgt as usize, device as i64, 0, INITIAL_DEVICE, 0, codeptr_placeholder());
 }
 
 /// Host → device copy.
 #[cold]
 #[inline(never)]
 pub fn to_device(begin: bool, device: usize, host: usize, tgt: u64, bytes: u64) {
-    data_op(begin, Op::ToDevice, host, host_device(), tgt as usize, device as i64, bytes, codeptr_placeholder());
+    data_op(begin, device, Op::ToDevice, host, host_device(), tgt as usize, device as i64, bytes, codeptr_placeholder());
 }
 
 /// Device → host copy.
 #[cold]
 #[inline(never)]
 pub fn from_device(begin: bool, device: usize, tgt: u64, host: usize, bytes: u64) {
-    data_op(begin, Op::FromDevice, tgt as usize, device as i64, host, host_device(), bytes, codeptr_placeholder());
+    data_op(begin, device, Op::FromDevice, tgt as usize, device as i64, host, host_device(), bytes, codeptr_placeholder());
+}
+
+/// Whether work queued for `device` must be waited for before an
+/// operation's end is reported: its trace needs the completion time.
+#[inline]
+pub fn wait_queued(device: usize) -> bool {
+    trace::any() && trace::enabled(device, trace::DATA_OP) | trace::enabled(device, trace::SUBMIT)
 }
 
 /// Device → device copy (reported as 22.1 does: a transfer from the source device).
 #[cold]
 #[inline(never)]
 pub fn exchange(begin: bool, src_dev: usize, src: u64, dst_dev: usize, dst: u64, bytes: u64) {
-    data_op(begin, Op::FromDevice, src as usize, src_dev as i64, dst as usize, dst_dev as i64, bytes, codeptr_placeholder());
+    data_op(begin, src_dev, Op::FromDevice, src as usize, src_dev as i64, dst as usize, dst_dev as i64, bytes, codeptr_placeholder());
 }
 
 /// `omp_target_associate_ptr` / `omp_target_disassociate_ptr`.
@@ -423,13 +447,16 @@ pub fn exchange(begin: bool, src_dev: usize, src: u64, dst_dev: usize, dst: u64,
 #[inline(never)]
 pub fn associate(begin: bool, associate: bool, device: i64, host: usize, tgt: usize, bytes: u64) {
     let op = if associate { Op::Associate } else { Op::Disassociate };
-    data_op(begin, op, host, host_device(), tgt, device, bytes, codeptr_placeholder());
+    data_op(begin, device.max(0) as usize, op, host, host_device(), tgt, device, bytes, codeptr_placeholder());
 }
 
 /// Kernel submission with the requested number of teams.
 #[cold]
 #[inline(never)]
-pub fn submit(begin: bool, teams: u32) {
+pub fn submit(begin: bool, device: usize, teams: u32) {
+    if trace::any() && begin {
+        trace::op_begin(device, trace::SUBMIT);
+    }
     let c = cbs();
     REGION.with(|r| {
         if let Some(f) = c.submit_emi {
@@ -443,6 +470,9 @@ pub fn submit(begin: bool, teams: u32) {
             unsafe { f(r.target_data.get(), id, teams) };
         }
     });
+    if trace::any() && !begin {
+        trace::submit_end(device, teams);
+    }
 }
 
 thread_local! {

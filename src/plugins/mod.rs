@@ -211,6 +211,17 @@ pub trait Plugin: Send + Sync {
         )))
     }
 
+    /// OMPT device tracing: whether this plugin's devices have a clock
+    /// ([`Plugin::device_clock`]); the host plugin has none (as in 22.1).
+    fn traceable(&self) -> bool {
+        false
+    }
+
+    /// The device's clock now, in ns (OMPT device tracing); `None` without one.
+    fn device_clock(&self, _device: usize) -> Option<u64> {
+        None
+    }
+
     /// Whether the device can access the host range directly.
     fn is_accessible(&self, _device: usize, _ptr: usize, _size: u64) -> bool {
         false

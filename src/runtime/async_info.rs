@@ -121,6 +121,11 @@ impl AsyncInfo {
             // SAFETY: forwarded contract.
             unsafe { dev.plugin.retrieve_async(dev.plugin_device, host, tgt, size, q) }
         };
+        let r = match r {
+            // A traced copy's end time is its completion.
+            Ok(()) if tool && crate::ompt::wait_queued(dev.id) => dev.plugin.queue_synchronize(dev.plugin_device, q),
+            r => r,
+        };
         if tool {
             if to_device {
                 crate::ompt::to_device(false, dev.id, host, tgt, size)

@@ -99,11 +99,15 @@ impl Runtime {
             let ts = crate::profile::start();
             let tool = crate::ompt::on();
             if tool {
-                crate::ompt::submit(true, req.num_teams[0]);
+                crate::ompt::submit(true, dev.id, req.num_teams[0]);
             }
-            let r = q.launch(kernel.handle, kernel.name, &params, &dims);
+            let mut r = q.launch(kernel.handle, kernel.name, &params, &dims);
             if tool {
-                crate::ompt::submit(false, req.num_teams[0]);
+                if r.is_ok() && crate::ompt::wait_queued(dev.id) {
+                    // A traced kernel's end time is its completion.
+                    r = q.drain();
+                }
+                crate::ompt::submit(false, dev.id, req.num_teams[0]);
             }
             if crate::profile::on() {
                 let (teams, threads) = (req.num_teams, req.thread_limit);

@@ -216,6 +216,8 @@ impl Runtime {
     pub fn deinit(&self) {
         let last = self.refcount.fetch_update(Ordering::AcqRel, Ordering::Acquire, |c| c.checked_sub(1)) == Ok(1);
         if last && crate::ompt::on() {
+            // Device traces end (their last buffers delivered) before the devices go.
+            crate::ompt::trace::shutdown();
             // 22.1 deinitialises its devices when the last library goes.
             for dev in self.devices.all() {
                 crate::ompt::device_finalize(dev.id);
@@ -274,7 +276,7 @@ impl Runtime {
             && let Some(dev) = self.devices.get(id)
         {
             let kind = std::ffi::CString::new(plugin.compute_unit_kind(device)).unwrap_or_default();
-            crate::ompt::device_initialize(id, &kind, Arc::as_ptr(dev) as usize);
+            crate::ompt::device_initialize(id, &kind, Arc::as_ptr(dev) as usize, plugin.traceable());
         }
         crate::debug!("plugin {} device {device} is user device {id}", plugin.name());
         Some(id)
@@ -466,6 +468,22 @@ impl Runtime {
     /// Number of initialised devices (`omp_get_num_devices`).
     pub fn num_devices(&self) -> usize {
         self.devices.len()
+    }
+
+    /// The user device whose `Device` lives at `ptr` (the `ompt_device_t *`
+    /// OMPT tools get), if any.
+    pub fn device_by_ptr(&self, ptr: usize) -> Option<usize> {
+        (0..self.devices.len()).find(|&i| self.devices.get(i).is_some_and(|d| Arc::as_ptr(d) as usize == ptr))
+    }
+
+    /// Whether user device `id`'s plugin offers OMPT device tracing.
+    pub fn device_traceable(&self, id: usize) -> bool {
+        self.devices.get(id).is_some_and(|d| d.plugin.traceable())
+    }
+
+    /// User device `id`'s clock in ns (OMPT device tracing).
+    pub fn device_clock(&self, id: usize) -> Option<u64> {
+        self.devices.get(id).and_then(|d| d.plugin.device_clock(d.plugin_device))
     }
 
     /// The offload policy, computed once.

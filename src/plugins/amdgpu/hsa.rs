@@ -165,6 +165,8 @@ pub mod info {
     // hsa_system_info_t
     pub const SYSTEM_VERSION_MAJOR: i32 = 0;
     pub const SYSTEM_VERSION_MINOR: i32 = 1;
+    pub const SYSTEM_TIMESTAMP: i32 = 2;
+    pub const SYSTEM_TIMESTAMP_FREQUENCY: i32 = 3;
     // hsa_agent_info_t
     pub const AGENT_NAME: i32 = 0;
     pub const AGENT_VENDOR_NAME: i32 = 1;

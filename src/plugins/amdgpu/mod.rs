@@ -1142,6 +1142,31 @@ impl Plugin for AmdgpuPlugin {
         self.state().map(|s| s.devices.len()).unwrap_or(0)
     }
 
+    fn traceable(&self) -> bool {
+        true
+    }
+
+    /// 22.1's `getComputeUnitKind`: the agent's name, `gfxNNN` (OMPT's `device_initialize` type).
+    fn compute_unit_kind(&self, device: usize) -> String {
+        self.state().ok().and_then(|s| s.devices.get(device)).map_or_else(|| "unknown".into(), |d| d.name.clone())
+    }
+
+    /// The HSA system timestamp (the domain of HSA's profiling times), in ns.
+    fn device_clock(&self, device: usize) -> Option<u64> {
+        let st = self.state().ok()?;
+        st.devices.get(device)?;
+        let f = st.hsa.hsa_system_get_info?;
+        let (mut ticks, mut freq) = (0u64, 0u64);
+        // SAFETY: both attributes fill a u64.
+        let rc = unsafe {
+            (f(hi::SYSTEM_TIMESTAMP, (&mut ticks as *mut u64).cast()), f(hi::SYSTEM_TIMESTAMP_FREQUENCY, (&mut freq as *mut u64).cast()))
+        };
+        if rc.0 != HsaStatus::SUCCESS || rc.1 != HsaStatus::SUCCESS || freq == 0 {
+            return None;
+        }
+        Some((u128::from(ticks) * 1_000_000_000 / u128::from(freq)) as u64)
+    }
+
     fn why_no_device(&self, bytes: &[u8]) -> Option<String> {
         let img = image::identify(bytes).ok()?;
         match self.state() {

@@ -143,6 +143,9 @@ driver_table! {
         optional fn cuStreamWaitEvent(stream: CUstream, event: CUevent, flags: c_uint) -> CUresult;
         optional fn cuEventCreate(event: *mut CUevent, flags: c_uint) -> CUresult;
         optional fn cuEventRecord(event: CUevent, stream: CUstream) -> CUresult;
+        // OMPT device tracing: the device clock is the time between two events.
+        optional fn cuEventSynchronize(event: CUevent) -> CUresult;
+        optional fn cuEventElapsedTime(ms: *mut f32, start: CUevent, end: CUevent) -> CUresult;
         // Memory.
         required fn cuMemAlloc_v2(ptr: *mut CUdeviceptr, bytes: usize) -> CUresult;
         required fn cuMemAllocHost_v2(ptr: *mut *mut c_void, bytes: usize) -> CUresult;

@@ -32,7 +32,7 @@ use crate::env::config::{info, parse_bool, parse_int};
 use crate::env::diag;
 use crate::error::{OffloadError, Result};
 use core::ffi::{c_char, c_int, c_uint, c_void};
-use driver::{CUcontext, CUdevice, CUdeviceptr, CUresult, CUstream, CudaDriver, attr};
+use driver::{CUcontext, CUdevice, CUdeviceptr, CUevent, CUresult, CUstream, CudaDriver, attr};
 use grid::{GridLimits, KernelGrid};
 use image::{ComputeCapability, CudaImage, CudaImageKind, KernelEnvironment};
 use memory::{MemoryPool, RawAllocator};
@@ -167,6 +167,26 @@ struct DeviceCtx {
     /// Pinned host allocations (`AllocKind::Host`), freed with `cuMemFreeHost`
     /// whatever kind the caller names.
     pinned: Mutex<HashSet<u64>>,
+    /// OMPT device tracing: the device clock's events, made at first use.
+    clock: Mutex<Option<Clock>>,
+}
+
+/// The device clock (OMPT device tracing): `base_ns` is the host's
+/// monotonic time when `base` was reached; a reading records `probe` on the
+/// context's default stream, waits for it and adds the events' elapsed time.
+/// The base moves forward every second, which keeps `cuEventElapsedTime`'s
+/// single-precision milliseconds at sub-microsecond resolution.
+struct Clock {
+    base: Handle,
+    probe: Handle,
+    base_ns: u64,
+}
+
+fn monotonic_ns() -> u64 {
+    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: `ts` is a live out-parameter.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
 }
 
 /// The initialised plugin: the driver and its devices.
@@ -715,7 +735,45 @@ fn retain_context(d: &CudaDriver, device: usize, dev: &DeviceInfo) -> Result<Dev
         peers: Mutex::new(HashMap::new()),
         pool: MemoryPool::new(cfg.memory_manager_threshold),
         pinned: Mutex::new(HashSet::new()),
+        clock: Mutex::new(None),
     })
+}
+
+/// Reads the device clock of `ctx` (its context is current), in ns.
+fn read_clock(d: &CudaDriver, ctx: &DeviceCtx) -> Result<u64> {
+    let missing = || OffloadError::PluginUnavailable { plugin: "cuda", reason: "the driver has no event timing calls".into() };
+    let (Some(create), Some(record), Some(sync), Some(elapsed)) =
+        (d.cuEventCreate, d.cuEventRecord, d.cuEventSynchronize, d.cuEventElapsedTime)
+    else {
+        return Err(missing());
+    };
+    let mark = |e: Handle| -> Result<()> {
+        // SAFETY: an event of this context, recorded on the context's default stream, then waited for.
+        d.check(unsafe { record(e.0, core::ptr::null_mut()) }, "cuEventRecord")?;
+        // SAFETY: as above.
+        d.check(unsafe { sync(e.0) }, "cuEventSynchronize")
+    };
+    let mut g = ctx.clock.lock();
+    if g.is_none() {
+        let (mut base, mut probe): (CUevent, CUevent) = (core::ptr::null_mut(), core::ptr::null_mut());
+        // SAFETY: valid out-pointers; flags 0: events with timing (kept for the context's life).
+        d.check(unsafe { create(&mut base, 0) }, "cuEventCreate")?;
+        // SAFETY: as above.
+        d.check(unsafe { create(&mut probe, 0) }, "cuEventCreate")?;
+        mark(Handle(base))?;
+        *g = Some(Clock { base: Handle(base), probe: Handle(probe), base_ns: monotonic_ns() });
+    }
+    let c = g.as_mut().ok_or_else(missing)?;
+    mark(c.probe)?;
+    let mut ms = 0f32;
+    // SAFETY: two recorded, completed events of this context.
+    d.check(unsafe { elapsed(&mut ms, c.base.0, c.probe.0) }, "cuEventElapsedTime")?;
+    let now = c.base_ns + (f64::from(ms.max(0.0)) * 1e6) as u64;
+    if ms > 1000.0 {
+        // The probe becomes the base; the old base is the next probe.
+        (c.base, c.probe, c.base_ns) = (c.probe, c.base, now);
+    }
+    Ok(now)
 }
 
 /// Size of the JIT error/info log buffers.
@@ -785,6 +843,20 @@ impl Plugin for CudaPlugin {
 
     fn number_of_devices(&self) -> usize {
         self.state().map(|s| s.devices.len()).unwrap_or(0)
+    }
+
+    fn traceable(&self) -> bool {
+        true
+    }
+
+    /// 22.1's `getComputeUnitKind`: `sm_NN` (OMPT's `device_initialize` type).
+    fn compute_unit_kind(&self, device: usize) -> String {
+        self.device(device).map_or_else(|_| "unknown".into(), |(_, d)| format!("sm_{}", d.cc.sm()))
+    }
+
+    fn device_clock(&self, device: usize) -> Option<u64> {
+        let (d, _, ctx) = self.active(device).ok()?;
+        read_clock(d, ctx).inspect_err(|e| crate::debug!("cuda: device {device}: no device clock: {e}")).ok()
     }
 
     fn why_no_device(&self, bytes: &[u8]) -> Option<String> {
