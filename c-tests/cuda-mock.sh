@@ -154,7 +154,7 @@ if [ $stub_ok = 1 ]; then
   log=$W/logs/cuinit.log
   run "$log" LD_LIBRARY_PATH="$W/shim" OMPTARGET_RS_LIBCUDA="$W/libcuda-failing.so" LIBOMPTARGET_DEBUG=1 -- "$G/bin/harness.sm_90"
   rc=$?
-  if [ $rc -ne 134 ] && grep -q '0 CUDA devices: cuda: error in cuInit: CUDA error 100' "$log"; then
+  if [ $rc -ne 134 ] && grep -q '0 CUDA devices: cuda: error in cuInit: CUDA_ERROR_NO_DEVICE: CUDA error 100' "$log"; then
     ok "failing cuInit: 0 CUDA devices, one debug line"
   else bad "failing cuInit" "exit $rc" "$log"; fi
 else

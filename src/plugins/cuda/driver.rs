@@ -107,6 +107,7 @@ driver_table! {
         required fn cuInit(flags: c_uint) -> CUresult;
         optional fn cuDriverGetVersion(version: *mut c_int) -> CUresult;
         optional fn cuGetErrorString(code: CUresult, text: *mut *const c_char) -> CUresult;
+        optional fn cuGetErrorName(code: CUresult, text: *mut *const c_char) -> CUresult;
         required fn cuDeviceGet(device: *mut CUdevice, ordinal: c_int) -> CUresult;
         required fn cuDeviceGetCount(count: *mut c_int) -> CUresult;
         required fn cuDeviceGetAttribute(value: *mut c_int, attribute: c_int, device: CUdevice) -> CUresult;
@@ -207,6 +208,33 @@ impl CudaDriver {
     #[cold]
     pub fn error(&self, rc: CUresult, call: &'static str) -> OffloadError {
         OffloadError::Driver { plugin: "cuda", call, message: self.describe(rc) }
+    }
+
+    /// The status code's name (`CUDA_ERROR_NO_DEVICE`): the driver's, else
+    /// ours for the codes `cuInit` gives, else `None`.
+    pub fn name(&self, rc: CUresult) -> Option<String> {
+        let mut text: *const c_char = core::ptr::null();
+        if let Some(f) = self.cuGetErrorName
+            // SAFETY: `text` is a valid out-pointer; the driver stores a pointer to a static string or leaves it NULL.
+            && unsafe { f(rc, &mut text) } == CUresult::SUCCESS
+            && !text.is_null()
+        {
+            // SAFETY: non-NULL results of cuGetErrorName are static C strings.
+            return Some(unsafe { core::ffi::CStr::from_ptr(text) }.to_string_lossy().into_owned());
+        }
+        let known = match rc.0 {
+            3 => "CUDA_ERROR_NOT_INITIALIZED",
+            34 => "CUDA_ERROR_STUB_LIBRARY",
+            35 => "CUDA_ERROR_INSUFFICIENT_DRIVER",
+            46 => "CUDA_ERROR_DEVICES_UNAVAILABLE",
+            100 => "CUDA_ERROR_NO_DEVICE",
+            101 => "CUDA_ERROR_INVALID_DEVICE",
+            304 => "CUDA_ERROR_OPERATING_SYSTEM",
+            804 => "CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE",
+            999 => "CUDA_ERROR_UNKNOWN",
+            _ => return None,
+        };
+        Some(known.into())
     }
 
     /// The driver's description of a status code, or its number.

@@ -269,7 +269,13 @@ fn cstring(name: &str) -> Result<CString> {
 fn init_state() -> Result<State> {
     let driver = driver::get().map_err(Clone::clone)?;
     // SAFETY: cuInit takes flags by value; 0 is the only valid value.
-    driver.check(unsafe { (driver.cuInit)(0) }, "cuInit")?;
+    let rc = unsafe { (driver.cuInit)(0) };
+    if rc != CUresult::SUCCESS {
+        // "Why no device" names the failure: `CUDA_ERROR_NO_DEVICE: no CUDA-capable device is detected (CUDA error 100)`.
+        let text = driver.describe(rc);
+        let message = driver.name(rc).map_or_else(|| text.clone(), |n| format!("{n}: {text}"));
+        return Err(OffloadError::Driver { plugin: "cuda", call: "cuInit", message });
+    }
     let mut driver_version: c_int = 0;
     if let Some(f) = driver.cuDriverGetVersion {
         // SAFETY: valid out-pointer.
