@@ -447,7 +447,7 @@ pub fn exchange(begin: bool, src_dev: usize, src: u64, dst_dev: usize, dst: u64,
 #[inline(never)]
 pub fn associate(begin: bool, associate: bool, device: i64, host: usize, tgt: usize, bytes: u64) {
     let op = if associate { Op::Associate } else { Op::Disassociate };
-    data_op(begin, device.max(0) as usize, op, host, host_device(), tgt, device, bytes, codeptr_placeholder());
+    data_op(begin, usize::try_from(device).unwrap_or(usize::MAX), op, host, host_device(), tgt, device, bytes, codeptr_placeholder());
 }
 
 /// Kernel submission with the requested number of teams.
@@ -495,9 +495,16 @@ fn codeptr_placeholder() -> *const c_void {
     }
 }
 
+/// How deep constructs begun by [`construct_begin`] nest on one thread
+/// (a construct inside a mapper or a fallback); deeper ones are not reported.
+const MAX_OPEN: usize = 8;
+
 thread_local! {
-    /// Constructs begun on this thread, innermost last: what their end reports.
-    static OPEN: std::cell::RefCell<Vec<(Kind, i64, usize)>> = const { std::cell::RefCell::new(Vec::new()) };
+    /// Constructs begun on this thread, innermost at `OPEN_DEPTH - 1`. Plain
+    /// cells (no destructor): constructs in `atexit` handlers run after
+    /// thread-local destructors, where a `RefCell<Vec>` is gone.
+    static OPEN: [Cell<Option<(Kind, i64, usize)>>; MAX_OPEN] = const { [const { Cell::new(None) }; MAX_OPEN] };
+    static OPEN_DEPTH: Cell<usize> = const { Cell::new(0) };
 }
 
 /// Begins a construct for the tool and the profile (callers test [`hooks`]).
@@ -509,7 +516,10 @@ pub fn construct_begin(kind: Kind, device: i64, codeptr: usize, name: &'static s
         set_codeptr(codeptr);
         target_begin(kind, device, codeptr);
     }
-    OPEN.with(|o| o.borrow_mut().push((kind, device, codeptr)));
+    let depth = OPEN_DEPTH.with(|d| d.replace(d.get() + 1));
+    if depth < MAX_OPEN {
+        OPEN.with(|o| o[depth].set(Some((kind, device, codeptr))));
+    }
 }
 
 /// Ends the innermost construct [`construct_begin`] began on this thread
@@ -517,8 +527,11 @@ pub fn construct_begin(kind: Kind, device: i64, codeptr: usize, name: &'static s
 #[cold]
 #[inline(never)]
 pub fn construct_end() {
-    let Some((kind, device, codeptr)) = OPEN.with(|o| o.borrow_mut().pop()) else { return };
-    if on() {
+    let Some(depth) = OPEN_DEPTH.with(|d| d.get().checked_sub(1).inspect(|&n| d.set(n))) else { return };
+    let open = if depth < MAX_OPEN { OPEN.with(|o| o[depth].take()) } else { None };
+    if let Some((kind, device, codeptr)) = open
+        && on()
+    {
         target_end(kind, device, codeptr);
     }
     crate::profile::end();

@@ -169,7 +169,9 @@ thread_local! {
 pub fn begin(name: &'static str, detail: &dyn Fn() -> String) {
     if on() {
         let sc = open(name, detail());
-        OPEN.with(|o| o.borrow_mut().push(sc));
+        // After this thread's locals are gone (a construct in an `atexit`
+        // handler), the scope closes at once: its event has no duration.
+        let _ = OPEN.try_with(|o| o.borrow_mut().push(sc));
     }
 }
 
@@ -177,7 +179,7 @@ pub fn begin(name: &'static str, detail: &dyn Fn() -> String) {
 #[cold]
 #[inline(never)]
 pub fn end() {
-    if let Some(sc) = OPEN.with(|o| o.borrow_mut().pop()) {
+    if let Ok(Some(sc)) = OPEN.try_with(|o| o.borrow_mut().pop()) {
         drop(sc);
     }
 }

@@ -556,7 +556,9 @@ impl Runtime {
             }
             let image = &lib.images[index];
             let handle = dev.plugin.load_binary(dev.plugin_device, image.bytes())?;
-            if crate::ompt::on() {
+            // 22.1 reports no load for a library without offload entries
+            // (a program with data constructs only).
+            if crate::ompt::on() && lib.entries.iter().any(|e| e.is_openmp() && !e.is_requires()) {
                 crate::ompt::device_load(dev.id, image.bytes());
             }
             setup_indirect_call_table(dev, handle, &lib.entries)?;
