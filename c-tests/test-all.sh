@@ -55,3 +55,6 @@ bash c-tests/missing-kernel.sh
 # OMPT device tracing (ompt_start_trace ... ompt_translate_time) on the CUDA
 # and AMDGPU stand-ins; the host plugin offers none, as LLVM 22.1.
 bash c-tests/ompt-trace.sh
+# The OMPT tool's callbacks over the whole differential suite, LLVM 22.1
+# versus ours (c-tests/ompt/suite.divergence lists the differences; ~70 s).
+bash c-tests/ompt-suite.sh

@@ -201,8 +201,21 @@ impl Runtime {
             return -1;
         };
         let tgt = dev_ptr.wrapping_add(dev_off) as u64;
-        let found = d.table.lookup(host, size as u64);
-        match found {
+        // 22.1 reports the association on the device before it looks the
+        // host pointer up: failing re-associations are reported too.
+        let tool = crate::ompt::on();
+        if tool {
+            crate::ompt::associate(true, true, d.id as i64, host, tgt as usize, size as u64);
+        }
+        let rc = Self::associate_in(d, host, tgt, size);
+        if tool {
+            crate::ompt::associate(false, true, d.id as i64, host, tgt as usize, size as u64);
+        }
+        rc
+    }
+
+    fn associate_in(d: &Device, host: usize, tgt: u64, size: usize) -> i32 {
+        match d.table.lookup(host, size as u64) {
             Lookup::Contained(e) | Lookup::Extends(e) => {
                 if e.host_begin == host && e.tgt_begin == tgt {
                     return 0;
@@ -218,14 +231,7 @@ impl Runtime {
                 -1
             }
             Lookup::NotFound => {
-                let tool = crate::ompt::on();
-                if tool {
-                    crate::ompt::associate(true, true, d.id as i64, host, tgt as usize, size as u64);
-                }
                 d.table.insert(MapEntry::new_permanent(host, size as u64, tgt, 0));
-                if tool {
-                    crate::ompt::associate(false, true, d.id as i64, host, tgt as usize, size as u64);
-                }
                 0
             }
         }
@@ -237,6 +243,20 @@ impl Runtime {
             diag::report("omp_target_disassociate_ptr: no association possible on the host");
             return -1;
         };
+        // 22.1 reports the disassociation before its checks (failing ones too);
+        // no device pointer and no size.
+        let tool = crate::ompt::on();
+        if tool {
+            crate::ompt::associate(true, false, d.id as i64, host, 0, 0);
+        }
+        let rc = Self::disassociate_in(d, host);
+        if tool {
+            crate::ompt::associate(false, false, d.id as i64, host, 0, 0);
+        }
+        rc
+    }
+
+    fn disassociate_in(d: &Device, host: usize) -> i32 {
         let Lookup::Contained(e) = d.table.lookup(host, 0) else {
             diag::report("Association not found");
             return -1;
@@ -253,15 +273,7 @@ impl Runtime {
             diag::report("Trying to disassociate a pointer which was not mapped via omp_target_associate_ptr");
             return -1;
         }
-        let tool = crate::ompt::on();
-        if tool {
-            // 22.1 reports no device pointer and no size here.
-            crate::ompt::associate(true, false, d.id as i64, host, 0, 0);
-        }
         d.table.remove(&e);
-        if tool {
-            crate::ompt::associate(false, false, d.id as i64, host, 0, 0);
-        }
         0
     }
 

@@ -575,8 +575,10 @@ impl Runtime {
                     if usm {
                         // The device reaches the host variable through its
                         // reference pointer: give it the host's value.
+                        // Straight to the plugin: part of loading, no data operation
+                        // for OMPT tools or the profile (22.1 reports none).
                         // SAFETY: `e.addr` is the host global the entry names, `e.size` bytes.
-                        unsafe { dev.submit(tgt, e.addr, e.size)? };
+                        unsafe { dev.plugin.submit(dev.plugin_device, tgt, e.addr, e.size)? };
                         continue;
                     }
                     let tgt = if e.flags & crate::abi::OMP_DECLARE_TARGET_INDIRECT != 0 {
