@@ -144,6 +144,8 @@ impl Runtime {
         };
         let mut value_of: smallvec::SmallVec<[Option<u64>; 16]> =
             if req.args.iter().any(|a| lambda(a.ty)) { smallvec::smallvec![None; req.args.len()] } else { smallvec::SmallVec::new() };
+        // Read once for the whole list, not per argument.
+        let info_exists = crate::env::config().info_on(info::MAPPING_EXISTS);
         for (i, a) in req.args.iter().enumerate() {
             let t = a.ty;
             if !t.any(MapType::TARGET_PARAM) {
@@ -187,7 +189,7 @@ impl Runtime {
                 // The begin step already found the entry; look it up again
                 // only when LLVM's INFO line for that lookup is wanted.
                 match a.resolved {
-                    Some(tgt) if !crate::env::config().info_on(info::MAPPING_EXISTS) => tgt.wrapping_add(offset),
+                    Some(tgt) if !info_exists => tgt.wrapping_add(offset),
                     _ => {
                         let r = data::get_tgt_ptr_begin(dev, a.begin, a.size.max(0) as u64, false, false, false, false);
                         r.tgt.wrapping_add(offset)

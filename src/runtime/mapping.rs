@@ -226,12 +226,17 @@ struct Shard {
     /// Bumped under the write lock by every change of the map, so a writer
     /// can tell that nothing changed since its read-locked lookup.
     version: AtomicU64,
-    /// The value slot (inside `map`'s nodes) of the entry found last, so
-    /// that hitting the same entry again skips the tree search. Cleared by
-    /// [`Shard::write`] before any change of the map, stored only while a
-    /// lock is held: it never points to a slot the map moved or freed. It
-    /// shares the cache line of the lock word every lookup writes anyway.
-    hint: AtomicPtr<Arc<MapEntry>>,
+    /// Value slots (inside `map`'s nodes) of entries found lately, one per
+    /// [`hint_slot`] of the looked-up address, so that hitting one of a few
+    /// entries again (a region mapping several arrays of one shard) skips
+    /// the tree search. Cleared by [`Shard::write`] before any change of the
+    /// map, stored only while a lock is held: a hint never points to a slot
+    /// the map moved or freed. They share the cache lines of the lock word
+    /// every lookup writes anyway.
+    hints: [AtomicPtr<Arc<MapEntry>>; HINTS],
+    /// Bit `i` is set when `hints[i]` may be non-NULL (set under a lock,
+    /// cleared under the write lock), so a write clears only those.
+    hints_set: AtomicU32,
     /// The allocation of the entry removed last (`Arc::into_raw`, or NULL),
     /// reused by the next insertion once no one else holds it: a region that
     /// maps and unmaps a fresh list item then allocates no entry. Touched
@@ -280,44 +285,67 @@ impl Shard {
         }
     }
 
-    /// The write lock; the map may change, so the hint goes.
+    /// The write lock; the map may change, so the hints go.
     #[inline]
     fn write(&self) -> RwLockWriteGuard<'_, BTreeMap<usize, Arc<MapEntry>>> {
         let map = self.map.write();
-        self.hint.store(core::ptr::null_mut(), Ordering::Relaxed);
+        // No reader holds the lock now, so no hint is being stored.
+        let mut set = self.hints_set.load(Ordering::Relaxed);
+        if set != 0 {
+            self.hints_set.store(0, Ordering::Relaxed);
+            while set != 0 {
+                self.hints[set.trailing_zeros() as usize % HINTS].store(core::ptr::null_mut(), Ordering::Relaxed);
+                set &= set - 1;
+            }
+        }
         map
     }
 
-    /// The hinted entry if it contains `[hp, hp+size)` (`size > 0`): then it
-    /// is exactly what [`lookup_ref`] finds, since entries never overlap.
-    /// `map` is the locked map, borrowed from its guard.
+    /// The hinted entry for `hp` if it contains `[hp, hp+size)` (`size > 0`):
+    /// then it is exactly what [`lookup_ref`] finds, since entries never
+    /// overlap. `map` is the locked map, borrowed from its guard.
     #[inline]
     fn hinted<'a>(&self, map: &'a BTreeMap<usize, Arc<MapEntry>>, hp: usize, size: u64) -> Option<&'a Arc<MapEntry>> {
-        let h = self.hint.load(Ordering::Relaxed);
+        let h = self.hints[hint_slot(hp)].load(Ordering::Relaxed);
         if h.is_null() || size == 0 {
             return None;
         }
         let _ = map;
         // A non-NULL hint points to a value slot of this shard's map that was
         // stored while a lock was held and after the last change of the map
-        // (every write lock clears it first); the caller holds a lock (`map`
-        // borrows its guard), so the map cannot change while `e` lives.
+        // (every write lock clears the hints first); the caller holds a lock
+        // (`map` borrows its guard), so the map cannot change while `e` lives.
         // SAFETY: a live slot of the locked, unchanging map (see above).
         let e = unsafe { &*h };
         let end = hp.saturating_add(size as usize);
         (e.host_begin <= hp && end <= e.host_end).then_some(e)
     }
 
-    /// Remembers a slot of the locked map as the hint (a lock must be held
-    /// and the map must not change before it is released).
+    /// Remembers a slot of the locked map as the hint for `hp` (a lock must
+    /// be held and the map must not change before it is released).
     #[inline]
-    fn set_hint(&self, slot: &Arc<MapEntry>) {
+    fn set_hint(&self, slot: &Arc<MapEntry>, hp: usize) {
+        let i = hint_slot(hp);
         let p = slot as *const Arc<MapEntry> as *mut Arc<MapEntry>;
         // Written only when it changes: a hit on the hinted entry stores nothing.
-        if self.hint.load(Ordering::Relaxed) != p {
-            self.hint.store(p, Ordering::Relaxed);
+        if self.hints[i].load(Ordering::Relaxed) != p {
+            self.hints[i].store(p, Ordering::Relaxed);
+            if self.hints_set.load(Ordering::Relaxed) & (1 << i) == 0 {
+                self.hints_set.fetch_or(1 << i, Ordering::Relaxed);
+            }
         }
     }
+}
+
+/// Hint slots per shard.
+const HINTS: usize = 16;
+
+/// The hint slot of a looked-up address: by its 4 KiB page, so lookups
+/// anywhere in one page of an entry share a slot, and entries on any of 16
+/// consecutive pages (arrays laid out one after the other) get their own.
+#[inline]
+fn hint_slot(hp: usize) -> usize {
+    (hp >> 12) % HINTS
 }
 
 /// One device's mapping table, sharded by host address so that threads
@@ -556,7 +584,7 @@ impl MappingTable {
                 None => {
                     let found = lookup_ref(&map, hp, size);
                     if let Found::Contained(e) = found {
-                        shard.set_hint(e);
+                        shard.set_hint(e, hp);
                     }
                     found
                 }
@@ -634,7 +662,7 @@ impl MappingTable {
                 }
             };
             // The new entry is what the construct's next lookup (its end) finds.
-            shard.set_hint(slot);
+            shard.set_hint(slot, begin);
             shard.version.fetch_add(1, Ordering::AcqRel);
             return Insert::Inserted(e);
         }

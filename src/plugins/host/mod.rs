@@ -253,7 +253,7 @@ impl Plugin for HostPlugin {
 
     fn alloc(&self, _device: usize, size: u64, _kind: AllocKind) -> Result<u64> {
         let bytes = usize::try_from(size).map_err(|_| OffloadError::OutOfDeviceMemory { bytes: size })?;
-        self.pool.alloc(bytes, &Malloc).ok_or(OffloadError::OutOfDeviceMemory { bytes: size })
+        self.pool.alloc(bytes, &Malloc).ok_or_else(|| OffloadError::OutOfDeviceMemory { bytes: size })
     }
 
     fn free(&self, _device: usize, ptr: u64, _kind: AllocKind) -> Result<()> {
