@@ -52,10 +52,16 @@ fn arg_kind(t: MapType, size: i64) -> &'static str {
 }
 
 /// Prints the INFO 0x1 argument list (the header is built only when on).
+#[inline(always)] // The flag test in the caller: the closure is built only when on.
 pub fn print_args(dev_id: usize, header: impl FnOnce() -> String, args: &[MapArg]) {
-    if !super::info_kernel_args() {
-        return;
+    if super::info_kernel_args() {
+        print_args_on(dev_id, header, args);
     }
+}
+
+#[cold]
+#[inline(never)]
+fn print_args_on(dev_id: usize, header: impl FnOnce() -> String, args: &[MapArg]) {
     diag::info(info::KERNEL_ARGS, dev_id, header);
     for a in args {
         // SAFETY: names are compiler-emitted static strings (or 0).
