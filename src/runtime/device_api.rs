@@ -6,7 +6,7 @@
 
 use super::Runtime;
 use super::device::Device;
-use super::mapping::{Found, INF, Lookup, MapEntry};
+use super::mapping::{INF, Lookup, MapEntry};
 use crate::env::diag;
 use crate::error::{OffloadError, Result};
 use crate::plugins::AllocKind;
@@ -69,7 +69,7 @@ impl Runtime {
             Target::Host => true,
             // With nothing to print (INFO's "Mapping exists" line) a plain
             // look-up answers: no reference to the entry is taken.
-            Target::Device(d) if super::data::quiet() => d.table.lookup_with(ptr, 1, |l| matches!(l, Found::Contained(_))).0,
+            Target::Device(d) if super::data::quiet() => d.table.contains(ptr, 1),
             Target::Device(d) => super::data::get_tgt_ptr_begin(d, ptr, 1, false, false, true, false).entry.is_some(),
         }
     }
