@@ -161,6 +161,7 @@ build nowait nowait.c "$CC_OMP" "${CFLAGS[@]}" "${OFFLOAD[@]}"
 build startup startup.c "$CC_OMP" "${CFLAGS[@]}" "${OFFLOAD[@]}"
 build startup_plain startup.c "$CC_OMP" "${CFLAGS[@]}" -fopenmp
 build launch launch.c "$CC_PLAIN" -O2 -Wall
+build floor floor.c "$CC_PLAIN" -O2 -g -Wall
 
 # ------------------------------------------------------------- running
 SAMPLES=$RES/samples.txt
@@ -179,7 +180,7 @@ run_one() {
   out=$RES/logs/$RUN_SEQ.$name.$rt.out
   log=$RES/logs/$RUN_SEQ.$name.$rt.err
   case "$rt" in
-  llvm) timeout -k 5 "$TIMEOUT" "$@" >"$out" 2>"$log" ;;
+  llvm | floor) timeout -k 5 "$TIMEOUT" "$@" >"$out" 2>"$log" ;;
   ours) LD_LIBRARY_PATH=$OURS_LDPATH timeout -k 5 "$TIMEOUT" "$@" >"$out" 2>"$log" ;;
   esac
   rc=$?
@@ -280,6 +281,19 @@ if [ "$HAVE_CG" = 1 ]; then
           "$f1" "$f2" >"$CG/$rt.$m.profile.txt"
       done
   done
+  # The floor (issue 16): the unavoidable work of each operation, plain C.
+  if run_one floor floor valgrind --tool=callgrind --compress-strings=no \
+    --callgrind-out-file="$CG/floor.out" "$BUILD/floor" cg "${CG_N[@]}"; then
+    for f in "$CG/floor.out".*; do
+      awk '
+        /^desc: Trigger: Client Request: / { split($NF, p, "/"); m = p[1]; n = p[2] }
+        /^summary: / { ir = $2 }
+        END { if (m != "") print m, n, ir }' "$f"
+    done | awk -v n1="${CG_N[0]}" -v n2="${CG_N[1]}" '
+      $2 == n1 { a[$1] = $3 } $2 == n2 { b[$1] = $3 }
+      END { for (m in b) if (m in a) printf "floor %s_ir %.1f\n", m, (b[m] - a[m]) / (n2 - n1) }
+    ' >>"$SAMPLES"
+  fi
   printf ' %ds\n' $((SECONDS - t0)) >&2
   if [ -f "$RES/callgrind.llvm.check" ] && [ -f "$RES/callgrind.ours.check" ] &&
     ! cmp -s "$RES/callgrind.llvm.check" "$RES/callgrind.ours.check"; then
@@ -321,6 +335,7 @@ ROWS=$RES/rows.txt
   echo "cmp|omp_target_alloc+free, 64 B|llvm:lat_alloc_free|ours:lat_alloc_free|ns|-"
   echo "cmp|omp_target_memcpy, 8 B|llvm:lat_memcpy8|ours:lat_memcpy8|ns|-"
   echo "cmp|omp_target_is_present|llvm:lat_is_present|ours:lat_is_present|ns|-"
+  echo "cmp|omp_target_is_present, not mapped|llvm:lat_is_present_miss|ours:lat_is_present_miss|ns|-"
   echo "H|Instructions per operation (callgrind, (Ir(n2)-Ir(n1))/(n2-n1))"
   echo "cmp|region, no maps|llvm:lat_region_nomap_ir|ours:lat_region_nomap_ir|ir|<=0.10"
   echo "cmp|region, 1 firstprivate scalar|llvm:lat_region_fp_ir|ours:lat_region_fp_ir|ir|-"
@@ -331,6 +346,7 @@ ROWS=$RES/rows.txt
   echo "cmp|omp_target_alloc+free, 64 B|llvm:lat_alloc_free_ir|ours:lat_alloc_free_ir|ir|-"
   echo "cmp|omp_target_memcpy, 8 B|llvm:lat_memcpy8_ir|ours:lat_memcpy8_ir|ir|-"
   echo "cmp|omp_target_is_present|llvm:lat_is_present_ir|ours:lat_is_present_ir|ir|-"
+  echo "cmp|omp_target_is_present, not mapped|llvm:lat_is_present_miss_ir|ours:lat_is_present_miss_ir|ir|-"
   echo "H|Mapping-table scaling (ns per operation with L live mappings)"
   for l in 1k 10k 100k; do
     echo "cmp|region hitting an existing mapping, L=$l|llvm:scale_region_$l|ours:scale_region_$l|ns|-"
@@ -434,6 +450,34 @@ awk -F'|' -v medfile="$MED" '
       (r == "" ? "n/a" : sprintf("%.2f", r)), pretty($6, "ours"), verdict(o, $6)
   }' "$ROWS" >"$TABLE"
 
+# Issue 16: instructions per operation against the floor (bench/src/floor.c)
+# and the absolute goals.
+FLOOR_TABLE=$RES/floor.md
+awk -v medfile="$MED" '
+  BEGIN {
+    while ((getline line < medfile) > 0) { split(line, f, " "); med[f[1] ":" f[2]] = f[3] }
+    print "| operation (instructions) | LLVM | ours | floor | ours/floor | goal | met? |"
+    print "|---|---:|---:|---:|---:|---:|---|"
+  }
+  function v(k) { return (k in med) ? sprintf("%.0f", med[k]) : "n/a" }
+  {
+    m = $1 "_ir"; goal = $2; label = $0; sub(/^[^ ]+ [^ ]+ /, "", label)
+    o = ("ours:" m in med) ? med["ours:" m] : ""
+    fl = ("floor:" m in med) ? med["floor:" m] : ""
+    r = (o != "" && fl != "" && fl > 0) ? sprintf("%.1f", o / fl) : "n/a"
+    met = (o == "") ? "n/a" : (o <= goal ? "met" : "**not met**")
+    printf "| %s | %s | %s | %s | %s | ≤ %d | %s |\n", label, v("llvm:" m), v("ours:" m), v("floor:" m), r, goal, met
+  }' <<'ROWS' >"$FLOOR_TABLE"
+lat_region_nomap 200 empty target region, no maps
+lat_region_tofrom 1000 region with one tofrom scalar, not present
+lat_region_present8 1500 region mapping 8 present arrays
+lat_enter_exit 500 enter+exit pair on present data
+lat_update8 300 target update of 8 B
+lat_alloc_free 200 omp_target_alloc + free, 64 B
+lat_is_present 150 omp_target_is_present, hit
+lat_is_present_miss 150 omp_target_is_present, miss
+ROWS
+
 echo
 if [ "$SMOKE" = 1 ]; then
   echo "(smoke run: tiny iteration counts, the numbers are not meaningful)"
@@ -443,6 +487,12 @@ echo "omptarget-rs vs LLVM 22.1 libomptarget, host plugin; medians over all samp
 echo "($(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) CPUs, rounds=$ROUNDS, lib=$LIB)"
 echo
 cat "$TABLE"
+if [ "$HAVE_CG" = 1 ]; then
+  echo
+  echo "Instructions per operation against the floor (bench/src/floor.c) and the goals of issue 16:"
+  echo
+  cat "$FLOOR_TABLE"
+fi
 
 if [ "$PROFILE" = 1 ] && [ "$HAVE_CG" = 1 ]; then
   echo

@@ -24,6 +24,8 @@ static void *dbuf;                     /* omp_target_alloc'ed 8 bytes */
 static long long tofrom_count;         /* region_tofrom result */
 static long long present8_count;       /* region_present8 increments */
 static long long is_present_sum;
+static double unmapped;                /* never mapped: is_present misses */
+static long long is_present_miss_sum;
 
 static void m_region_nomap(long n) {
   for (long i = 0; i < n; i++) {
@@ -98,6 +100,13 @@ static void m_is_present(long n) {
   is_present_sum += s;
 }
 
+static void m_is_present_miss(long n) {
+  long long s = 0;
+  for (long i = 0; i < n; i++)
+    s += omp_target_is_present(&unmapped, dev);
+  is_present_miss_sum += s;
+}
+
 struct metric {
   const char *name;
   void (*fn)(long);
@@ -113,6 +122,7 @@ static const struct metric metrics[] = {
     {"lat_alloc_free", m_alloc_free},
     {"lat_memcpy8", m_memcpy8},
     {"lat_is_present", m_is_present},
+    {"lat_is_present_miss", m_is_present_miss},
 };
 #define NMETRICS (sizeof metrics / sizeof metrics[0])
 
@@ -172,6 +182,8 @@ int main(int argc, char **argv) {
     BENCH_FAIL("region_tofrom: x=%lld, expected %lld", tofrom_count, total);
   if (is_present_sum != total)
     BENCH_FAIL("is_present: %lld of %lld present", is_present_sum, total);
+  if (is_present_miss_sum != 0)
+    BENCH_FAIL("is_present_miss: %lld hits on unmapped data", is_present_miss_sum);
   double back = 0;
   if (omp_target_memcpy(&back, dbuf, 8, 0, 0, host, dev))
     BENCH_FAIL("omp_target_memcpy back failed");

@@ -106,8 +106,10 @@ pub struct BeginState {
 impl BeginState {
     /// State for a construct with these top-level arguments.
     pub fn for_args(args: &[MapArg]) -> Self {
-        let track_new_allocs = args.iter().any(|a| a.ty.any(MapType::ATTACH) || a.mapper != 0);
-        let param_names = if args.iter().any(|a| a.ty.any(MapType::ATTACH)) {
+        // One pass over the list for both questions (every construct asks them).
+        let (attach, mapper) = args.iter().fold((false, false), |(t, m), a| (t | a.ty.any(MapType::ATTACH), m | (a.mapper != 0)));
+        let track_new_allocs = attach || mapper;
+        let param_names = if attach {
             args.iter().filter(|a| a.ty.any(MapType::TARGET_PARAM) && a.name != 0).map(|a| a.name).collect()
         } else {
             Vec::new()
@@ -575,7 +577,7 @@ pub fn data_begin(
 
 /// No INFO output and no debug trace: the fast paths print nothing.
 #[inline]
-fn quiet() -> bool {
+pub(crate) fn quiet() -> bool {
     let c = crate::env::config();
     c.info() == 0 && !c.debug
 }
@@ -1064,6 +1066,25 @@ pub fn data_update(dev: &Device, args: &[MapArg], _from_mapper: bool, q: &mut As
 }
 
 fn update_contiguous(dev: &Device, begin: usize, size: u64, t: MapType, name: usize, q: &mut AsyncInfo) -> Result<()> {
+    // Fast path: nothing to print, no queue (so no event to chain), an entry
+    // without attached pointers: the copy is all there is to do, and the
+    // look-up needs no reference to the entry (the program keeps a mapping
+    // it updates alive for the update, as it must for the general path).
+    if !q.queued() && quiet() {
+        let (hit, _) = dev.table.lookup_with(begin, size, |l| match l {
+            Found::Contained(e) => Some((e.tgt_of(begin), e.has_shadows())),
+            _ => None,
+        });
+        if let Some((tgt, false)) = hit {
+            if t.any(MapType::TO) {
+                submit(q, tgt, begin, size, name)?;
+            }
+            if t.any(MapType::FROM) {
+                retrieve(q, begin, tgt, size, name)?;
+            }
+            return Ok(());
+        }
+    }
     let r = get_tgt_ptr_begin(dev, begin, size, false, false, true, false);
     let Some(entry) = r.entry else {
         if t.any(MapType::PRESENT) {

@@ -52,10 +52,16 @@ fn arg_kind(t: MapType, size: i64) -> &'static str {
 }
 
 /// Prints the INFO 0x1 argument list (the header is built only when on).
+#[inline(always)] // The flag test in the caller: the closure is built only when on.
 pub fn print_args(dev_id: usize, header: impl FnOnce() -> String, args: &[MapArg]) {
-    if !super::info_kernel_args() {
-        return;
+    if super::info_kernel_args() {
+        print_args_on(dev_id, header, args);
     }
+}
+
+#[cold]
+#[inline(never)]
+fn print_args_on(dev_id: usize, header: impl FnOnce() -> String, args: &[MapArg]) {
     diag::info(info::KERNEL_ARGS, dev_id, header);
     for a in args {
         // SAFETY: names are compiler-emitted static strings (or 0).
@@ -148,6 +154,8 @@ impl Runtime {
         };
         let mut value_of: smallvec::SmallVec<[Option<u64>; 16]> =
             if req.args.iter().any(|a| lambda(a.ty)) { smallvec::smallvec![None; req.args.len()] } else { smallvec::SmallVec::new() };
+        // Read once for the whole list, not per argument.
+        let info_exists = crate::env::config().info_on(info::MAPPING_EXISTS);
         for (i, a) in req.args.iter().enumerate() {
             let t = a.ty;
             if !t.any(MapType::TARGET_PARAM) {
@@ -191,7 +199,7 @@ impl Runtime {
                 // The begin step already found the entry; look it up again
                 // only when LLVM's INFO line for that lookup is wanted.
                 match a.resolved {
-                    Some(tgt) if !crate::env::config().info_on(info::MAPPING_EXISTS) => tgt.wrapping_add(offset),
+                    Some(tgt) if !info_exists => tgt.wrapping_add(offset),
                     _ => {
                         let r = data::get_tgt_ptr_begin(dev, a.begin, a.size.max(0) as u64, false, false, false, false);
                         r.tgt.wrapping_add(offset)

@@ -226,17 +226,28 @@ struct Shard {
     /// Bumped under the write lock by every change of the map, so a writer
     /// can tell that nothing changed since its read-locked lookup.
     version: AtomicU64,
-    /// The value slot (inside `map`'s nodes) of the entry found last, so
-    /// that hitting the same entry again skips the tree search. Cleared by
-    /// [`Shard::write`] before any change of the map, stored only while a
-    /// lock is held: it never points to a slot the map moved or freed. It
-    /// shares the cache line of the lock word every lookup writes anyway.
-    hint: AtomicPtr<Arc<MapEntry>>,
+    /// Value slots (inside `map`'s nodes) of entries found lately, one per
+    /// [`hint_slot`] of the looked-up address, so that hitting one of a few
+    /// entries again (a region mapping several arrays of one shard) skips
+    /// the tree search. Cleared by [`Shard::write`] before any change of the
+    /// map, stored only while a lock is held: a hint never points to a slot
+    /// the map moved or freed. They share the cache lines of the lock word
+    /// every lookup writes anyway.
+    hints: [AtomicPtr<Arc<MapEntry>>; HINTS],
+    /// Bit `i` is set when `hints[i]` may be non-NULL (set under a lock,
+    /// cleared under the write lock), so a write clears only those.
+    hints_set: AtomicU32,
     /// The allocation of the entry removed last (`Arc::into_raw`, or NULL),
     /// reused by the next insertion once no one else holds it: a region that
     /// maps and unmaps a fresh list item then allocates no entry. Touched
     /// only under the write lock.
     spare: AtomicPtr<MapEntry>,
+    /// A stretch of this shard's granule that holds no entry, found by the
+    /// last missing [`MappingTable::contains`] query ([`pack_gap`]; 0 =
+    /// none), so that asking again about unmapped memory there skips the
+    /// tree search. Cleared by [`Shard::write`], stored under a lock, read
+    /// without one (see [`MappingTable::contains`]).
+    gap: AtomicU64,
 }
 
 impl Drop for Shard {
@@ -280,44 +291,117 @@ impl Shard {
         }
     }
 
-    /// The write lock; the map may change, so the hint goes.
+    /// The write lock; the map may change, so the hints go.
     #[inline]
     fn write(&self) -> RwLockWriteGuard<'_, BTreeMap<usize, Arc<MapEntry>>> {
         let map = self.map.write();
-        self.hint.store(core::ptr::null_mut(), Ordering::Relaxed);
+        // No reader holds the lock now, so no hint is being stored.
+        if self.gap.load(Ordering::Relaxed) != 0 {
+            self.gap.store(0, Ordering::Relaxed);
+        }
+        let mut set = self.hints_set.load(Ordering::Relaxed);
+        if set != 0 {
+            self.hints_set.store(0, Ordering::Relaxed);
+            while set != 0 {
+                self.hints[set.trailing_zeros() as usize % HINTS].store(core::ptr::null_mut(), Ordering::Relaxed);
+                set &= set - 1;
+            }
+        }
         map
     }
 
-    /// The hinted entry if it contains `[hp, hp+size)` (`size > 0`): then it
-    /// is exactly what [`lookup_ref`] finds, since entries never overlap.
-    /// `map` is the locked map, borrowed from its guard.
+    /// The hinted entry for `hp` if it contains `[hp, hp+size)` (`size > 0`):
+    /// then it is exactly what [`lookup_ref`] finds, since entries never
+    /// overlap. `map` is the locked map, borrowed from its guard.
     #[inline]
     fn hinted<'a>(&self, map: &'a BTreeMap<usize, Arc<MapEntry>>, hp: usize, size: u64) -> Option<&'a Arc<MapEntry>> {
-        let h = self.hint.load(Ordering::Relaxed);
+        let h = self.hints[hint_slot(hp)].load(Ordering::Relaxed);
         if h.is_null() || size == 0 {
             return None;
         }
         let _ = map;
         // A non-NULL hint points to a value slot of this shard's map that was
         // stored while a lock was held and after the last change of the map
-        // (every write lock clears it first); the caller holds a lock (`map`
-        // borrows its guard), so the map cannot change while `e` lives.
+        // (every write lock clears the hints first); the caller holds a lock
+        // (`map` borrows its guard), so the map cannot change while `e` lives.
         // SAFETY: a live slot of the locked, unchanging map (see above).
         let e = unsafe { &*h };
         let end = hp.saturating_add(size as usize);
         (e.host_begin <= hp && end <= e.host_end).then_some(e)
     }
 
-    /// Remembers a slot of the locked map as the hint (a lock must be held
-    /// and the map must not change before it is released).
-    #[inline]
-    fn set_hint(&self, slot: &Arc<MapEntry>) {
-        let p = slot as *const Arc<MapEntry> as *mut Arc<MapEntry>;
-        // Written only when it changes: a hit on the hinted entry stores nothing.
-        if self.hint.load(Ordering::Relaxed) != p {
-            self.hint.store(p, Ordering::Relaxed);
+    /// Stores the gap around the missing range `[hp, end)` (inside one
+    /// granule; `map` is the locked map): the stretch between the entries
+    /// around it, clipped to the granule, which no entry's [begin, end) meets.
+    #[inline(never)]
+    fn remember_gap(&self, map: &BTreeMap<usize, Arc<MapEntry>>, hp: usize, end: usize) {
+        let g = hp >> GRANULE_BITS;
+        let (glo, ghi) = (g << GRANULE_BITS, (g + 1) << GRANULE_BITS);
+        let lo = map.range(..=hp).next_back().map_or(glo, |(_, e)| e.host_end.max(glo));
+        let hi = map.range(hp.saturating_add(1)..).next().map_or(ghi, |(_, e)| e.host_begin.min(ghi));
+        if lo <= hp
+            && end <= hi
+            && let Some(gap) = pack_gap(g, lo, hi)
+        {
+            self.gap.store(gap, Ordering::Relaxed);
         }
     }
+
+    /// Remembers a slot of the locked map as the hint for `hp` (a lock must
+    /// be held and the map must not change before it is released).
+    #[inline]
+    fn set_hint(&self, slot: &Arc<MapEntry>, hp: usize) {
+        let i = hint_slot(hp);
+        let p = slot as *const Arc<MapEntry> as *mut Arc<MapEntry>;
+        // Written only when it changes: a hit on the hinted entry stores nothing.
+        if self.hints[i].load(Ordering::Relaxed) != p {
+            self.hints[i].store(p, Ordering::Relaxed);
+            if self.hints_set.load(Ordering::Relaxed) & (1 << i) == 0 {
+                self.hints_set.fetch_or(1 << i, Ordering::Relaxed);
+            }
+        }
+    }
+}
+
+/// Hint slots per shard.
+const HINTS: usize = 16;
+
+/// Packs `[lo, hi)` (a stretch inside granule `g` holding no entry) into one
+/// word, so that readers storing gaps concurrently never tear one: valid bit,
+/// 27 bits of granule number (user-space addresses), the bounds as 17-bit
+/// offsets in 16-byte units, `lo` rounded up and `hi` down (the packed
+/// stretch lies inside the real one). `None` for granules beyond 2^27.
+#[inline]
+fn pack_gap(g: usize, lo: usize, hi: usize) -> Option<u64> {
+    if g >= 1 << 27 {
+        return None;
+    }
+    let base = g << GRANULE_BITS;
+    let lo_u = (lo - base).div_ceil(16) as u64;
+    let hi_u = ((hi - base) / 16) as u64;
+    Some(1 << 63 | (g as u64) << 34 | lo_u << 17 | hi_u)
+}
+
+/// Whether `[hp, end)` (inside granule `hp >> GRANULE_BITS`) lies inside the
+/// packed gap `gap`.
+#[inline]
+fn in_gap(gap: u64, hp: usize, end: usize) -> bool {
+    let g = hp >> GRANULE_BITS;
+    // The valid bit and the granule in one compare (0, no gap, never matches).
+    if gap >> 34 != (1 << 29 | g) as u64 {
+        return false;
+    }
+    let base = g << GRANULE_BITS;
+    let (lo, hi) = ((((gap >> 17) & 0x1_ffff) << 4) as usize, ((gap & 0x1_ffff) << 4) as usize);
+    lo <= hp - base && end - base <= hi
+}
+
+/// The hint slot of a looked-up address: by its 4 KiB page, so lookups
+/// anywhere in one page of an entry share a slot, and entries on any of 16
+/// consecutive pages (arrays laid out one after the other) get their own.
+#[inline]
+fn hint_slot(hp: usize) -> usize {
+    (hp >> 12) % HINTS
 }
 
 /// One device's mapping table, sharded by host address so that threads
@@ -556,7 +640,7 @@ impl MappingTable {
                 None => {
                     let found = lookup_ref(&map, hp, size);
                     if let Found::Contained(e) = found {
-                        shard.set_hint(e);
+                        shard.set_hint(e, hp);
                     }
                     found
                 }
@@ -566,6 +650,42 @@ impl MappingTable {
         }
         let (_, r, seen) = self.lookup_then_versioned(hp, size, |l| f(l.as_found()));
         (r, seen)
+    }
+
+    /// Whether `[hp, hp+size)` lies inside one entry (`omp_target_is_present`,
+    /// which takes no reference): [`MappingTable::lookup_with`]'s answer,
+    /// with misses remembered too (the shard's gap), so that asking about
+    /// the same unmapped memory again costs what a hit does.
+    #[inline]
+    pub fn contains(&self, hp: usize, size: u64) -> bool {
+        let end = hp.saturating_add(size as usize);
+        let Some(i) = single_shard(hp, end).filter(|_| size > 0) else {
+            return self.lookup_with(hp, size, |l| matches!(l, Found::Contained(_))).0;
+        };
+        let shard = &self.shards[i];
+        // Without the lock: the gap only says what the map held when it was
+        // stored, and every writer clears it (holding the write lock) before
+        // it changes the map, so a gap this thread can still read was true
+        // at some point during this call (after any change that happened
+        // before the call: coherence orders the clear before this load).
+        if in_gap(shard.gap.load(Ordering::Relaxed), hp, end) {
+            return false;
+        }
+        let map = shard.map.read();
+        if shard.hinted(&map, hp, size).is_some() {
+            return true;
+        }
+        match lookup_ref(&map, hp, size) {
+            Found::Contained(e) => {
+                shard.set_hint(e, hp);
+                true
+            }
+            Found::Extends(_) => false,
+            Found::NotFound => {
+                shard.remember_gap(&map, hp, end);
+                false
+            }
+        }
     }
 
     /// [`MappingTable::lookup_then`], also returning a version stamp for
@@ -634,7 +754,7 @@ impl MappingTable {
                 }
             };
             // The new entry is what the construct's next lookup (its end) finds.
-            shard.set_hint(slot);
+            shard.set_hint(slot, begin);
             shard.version.fetch_add(1, Ordering::AcqRel);
             return Insert::Inserted(e);
         }
@@ -838,6 +958,40 @@ mod tests {
         assert!(t.remove(&e));
         assert!(!hit(0x1004), "a removed entry is not found through the hint");
         assert!(hit(0x2000));
+    }
+
+    #[test]
+    fn contains_remembers_hits_and_misses() {
+        let t = table(&[(0x1000, 0x1000, 16), (0x2000, 0x2000, 16)]);
+        for _ in 0..2 {
+            assert!(t.contains(0x1004, 1) && t.contains(0x2000, 16));
+            assert!(!t.contains(0x1010, 1) && !t.contains(0x1800, 8) && !t.contains(0x0fff, 1) && !t.contains(0x2010, 1));
+            assert!(!t.contains(0x100c, 8), "an overlap is not containment");
+        }
+        // A new entry inside the remembered gap is found.
+        t.insert(MapEntry::new(0x1800, 0x1800, 8, 0x1800, 0x1800, 0, false));
+        assert!(t.contains(0x1800, 8) && t.contains(0x1804, 1));
+        assert!(!t.contains(0x1808, 1) && !t.contains(0x17ff, 1));
+        // Removing it makes the range a miss again.
+        let e = t.lookup(0x1800, 8).entry().unwrap().clone();
+        assert!(t.remove(&e));
+        assert!(!t.contains(0x1800, 1) && !t.contains(0x1800, 1));
+        // Ranges over two granules, zero sizes: the general look-up.
+        assert!(!t.contains(0xfffff, 2) && t.contains(0x1000, 0) && !t.contains(0x1010, 0));
+    }
+
+    #[test]
+    fn gap_packing_is_conservative() {
+        let g = 5usize;
+        let base = g << GRANULE_BITS;
+        let gap = pack_gap(g, base + 17, base + 100).unwrap();
+        assert!(in_gap(gap, base + 32, base + 96));
+        assert!(!in_gap(gap, base + 17, base + 18), "lo is rounded up");
+        assert!(!in_gap(gap, base + 90, base + 100), "hi is rounded down");
+        assert!(!in_gap(gap, base + (1 << GRANULE_BITS) + 32, base + (1 << GRANULE_BITS) + 40), "another granule");
+        let whole = pack_gap(g, base, base + (1 << GRANULE_BITS)).unwrap();
+        assert!(in_gap(whole, base, base + (1 << GRANULE_BITS)));
+        assert!(pack_gap(1 << 27, 1 << (27 + GRANULE_BITS), (1 << (27 + GRANULE_BITS)) + 64).is_none());
     }
 
     #[test]

@@ -742,6 +742,7 @@ impl Runtime {
 }
 
 /// Whether INFO bit `KERNEL_ARGS` is on (used by the launch path).
+#[inline]
 pub(crate) fn info_kernel_args() -> bool {
     Runtime::info_on(info::KERNEL_ARGS)
 }

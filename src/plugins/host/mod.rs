@@ -253,7 +253,11 @@ impl Plugin for HostPlugin {
 
     fn alloc(&self, _device: usize, size: u64, _kind: AllocKind) -> Result<u64> {
         let bytes = usize::try_from(size).map_err(|_| OffloadError::OutOfDeviceMemory { bytes: size })?;
-        self.pool.alloc(bytes, &Malloc).ok_or(OffloadError::OutOfDeviceMemory { bytes: size })
+        // A match, not `ok_or`: the error value is built (and dropped) only on failure.
+        match self.pool.alloc(bytes, &Malloc) {
+            Some(p) => Ok(p),
+            None => Err(OffloadError::OutOfDeviceMemory { bytes: size }),
+        }
     }
 
     fn free(&self, _device: usize, ptr: u64, _kind: AllocKind) -> Result<()> {

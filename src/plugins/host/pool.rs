@@ -68,8 +68,51 @@ pub trait Backing {
 
 #[derive(Default)]
 struct Class {
-    /// Kept blocks by exact size, each oldest first.
+    /// Kept blocks of size `hot_size` (the size freed last; 0 = none),
+    /// oldest first, outside the map: a program allocating and freeing one
+    /// size takes and gives back blocks without hashing.
+    hot_size: usize,
+    hot: VecDeque<u64>,
+    /// Kept blocks of the other sizes, each oldest first.
     by_size: HashMap<usize, VecDeque<u64>>,
+}
+
+impl Class {
+    /// The oldest kept block of exactly `size` bytes.
+    #[inline]
+    fn take(&mut self, size: usize) -> Option<u64> {
+        if self.hot_size == size {
+            return self.hot.pop_front();
+        }
+        self.by_size.get_mut(&size).and_then(|q| q.pop_front())
+    }
+
+    /// Keeps `ptr`, a block of `size` bytes, after the others of its size.
+    #[inline]
+    fn keep(&mut self, size: usize, ptr: u64) {
+        if self.hot_size != size {
+            let queue = self.by_size.remove(&size).unwrap_or_default();
+            let old = std::mem::replace(&mut self.hot, queue);
+            if !old.is_empty() {
+                self.by_size.insert(self.hot_size, old);
+            }
+            self.hot_size = size;
+        }
+        self.hot.push_back(ptr);
+    }
+
+    /// Every kept block; the class is empty afterwards.
+    fn take_all(&mut self) -> Vec<u64> {
+        let mut all: Vec<u64> = std::mem::take(&mut self.hot).into();
+        all.extend(std::mem::take(&mut self.by_size).into_values().flatten());
+        self.hot_size = 0;
+        all
+    }
+
+    #[cfg(test)]
+    fn len(&self) -> usize {
+        self.hot.len() + self.by_size.values().map(VecDeque::len).sum::<usize>()
+    }
 }
 
 #[derive(Default)]
@@ -138,7 +181,7 @@ impl Pool {
         if self.small(bytes) {
             let reused = {
                 let mut c = self.classes[class_of(bytes)].lock();
-                c.by_size.get_mut(&bytes).and_then(|q| q.pop_front())
+                c.take(bytes)
             };
             if let Some(p) = reused {
                 return Some(p);
@@ -172,7 +215,7 @@ impl Pool {
         }
         let size = self.owned_shard(ptr).lock().get(&(ptr as usize)).copied();
         if let Some(size) = size {
-            self.classes[class_of(size)].lock().by_size.entry(size).or_default().push_back(ptr);
+            self.classes[class_of(size)].lock().keep(size, ptr);
             return;
         }
         let large = self.large_live.lock().remove(&(ptr as usize));
@@ -208,8 +251,8 @@ impl Pool {
         let mut n = large.blocks.len();
         large.blocks.into_iter().for_each(|(_, p)| backing.free(p));
         for class in &self.classes {
-            let kept = std::mem::take(&mut class.lock().by_size);
-            for p in kept.into_values().flatten() {
+            let kept = class.lock().take_all();
+            for p in kept {
                 self.owned_shard(p).lock().remove(&(p as usize));
                 backing.free(p);
                 n += 1;
@@ -221,7 +264,7 @@ impl Pool {
     /// Number of blocks kept for reuse (tests).
     #[cfg(test)]
     pub fn kept(&self) -> usize {
-        let small: usize = self.classes.iter().map(|c| c.lock().by_size.values().map(VecDeque::len).sum::<usize>()).sum();
+        let small: usize = self.classes.iter().map(|c| c.lock().len()).sum();
         small + self.large.lock().blocks.len()
     }
 }
@@ -286,6 +329,23 @@ mod tests {
         assert_ne!(pool.alloc(120, &b), Some(z), "same class, other size");
         assert_eq!(pool.alloc(100, &b), Some(z));
         assert_eq!(b.live.load(Ordering::Relaxed), 4);
+    }
+
+    #[test]
+    fn sizes_of_one_class_interleaved_keep_their_order() {
+        let b = Counting::default();
+        let pool = Pool::new(Some(8192), 4 << 20);
+        // 64 and 100 share a class: the hot queue moves between them.
+        let blocks: Vec<(usize, u64)> = [64, 100, 64, 100, 64].iter().map(|&s| (s, pool.alloc(s, &b).unwrap())).collect();
+        blocks.iter().for_each(|&(_, p)| pool.free(p, &b));
+        assert_eq!(pool.kept(), 5);
+        for &(s, p) in &blocks {
+            assert_eq!(pool.alloc(s, &b), Some(p), "size {s}: first freed, first taken");
+        }
+        assert_eq!(pool.kept(), 0);
+        blocks.iter().for_each(|&(_, p)| pool.free(p, &b));
+        pool.release_kept(&b);
+        assert_eq!((pool.kept(), b.live.load(Ordering::Relaxed)), (0, 0));
     }
 
     #[test]
