@@ -15,10 +15,18 @@
 #      globals restored. Controls: launch_dims.json without the 3-D keys (22.1's
 #      format) and read_global with an empty .globals do not verify.
 #   2b. the same recording and replay of all five kernels on mock-hsa (AMDGPU plugin).
+#   2c. differential: LLVM 22.1 records the gfx90a harness on mock-hsa too when
+#      the stand-in reports a small pool (MOCK_HSA_POOL_MB=64; 22.1 reserves
+#      the whole reported device memory): its .globals, .image, .memory and
+#      .original.output equal ours byte for byte, and its JSON has our keys
+#      and values except ArgPtrs (and the block's address) -- 22.1 records
+#      the addresses of its argument slots (LaunchParams.Ptrs) instead of the
+#      arguments, so its recordings replay with garbage pointers (a segfault
+#      on the stand-in, under either runtime); ours records the arguments.
 #   3. LIBOMPTARGET_RECORD=1 with the default 64 GiB block, which mock-cuda
 #      cannot allocate: 22.1's warning, recording off, the harness still 7/7.
 # LLVM 22.1's own runtime cannot record on mock-cuda (it reserves the whole
-# reported device memory, 80 GiB), so there is no LLVM-recorded input here.
+# reported device memory, 80 GiB).
 set -uo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 G=${1:-$ROOT/target/gpu-images}
@@ -121,6 +129,33 @@ if [ -e "$H/libhsa-runtime64.so.1" ] && [ -e "$G/bin/harness.gfx90a" ] && [ -x "
     ok "mock-hsa: harness.gfx90a recorded (7 passed), all 5 kernels replayed and verified by $(basename "$TOOL"), .globals and 3-D keys as on CUDA"
   else bad "record/replay on mock-hsa" "$W/hsa.log"; fi
 else echo "skipped: record/replay on mock-hsa (c-tests/amdgpu-images.sh not run)"; fi
+
+# 2c. LLVM 22.1's recording against ours on mock-hsa
+if [ -e "$H/libhsa-runtime64.so.1" ] && [ -e "$G/bin/harness.gfx90a" ]; then
+  mkdir -p "$W/h22" "$W/hrs"
+  (cd "$W/h22" && env LD_LIBRARY_PATH="$H" MOCK_HSA_EMU="$G/kernels/kernels.emu.so" MOCK_HSA_POOL_MB=64 LIBOMPTARGET_RECORD=1 LIBOMPTARGET_RR_SAVE_OUTPUT=1 timeout 120 "$G/bin/harness.gfx90a") >"$W/h22.log" 2>&1
+  (cd "$W/hrs" && env LD_LIBRARY_PATH="$W/shim:$H" MOCK_HSA_EMU="$G/kernels/kernels.emu.so" MOCK_HSA_POOL_MB=64 LIBOMPTARGET_RECORD=1 LIBOMPTARGET_RR_DEVMEM_SIZE=1 LIBOMPTARGET_RR_SAVE_OUTPUT=1 timeout 120 "$G/bin/harness.gfx90a") >>"$W/h22.log" 2>&1
+  if python3 - "$W/h22" "$W/hrs" >>"$W/h22.log" 2>&1 <<'PY'
+import json, os, sys
+llvm, ours = sys.argv[1], sys.argv[2]
+kernels = ["saxpy", "launch_dims", "read_global", "write_global", "many_args"]
+for k in kernels:
+    for ext in ["globals", "image", "memory", "original.output"]:
+        a, b = (open(os.path.join(d, k + "." + ext), "rb").read() for d in (llvm, ours))
+        assert a == b, (k, ext, len(a), len(b))
+    jl, jo = (json.load(open(os.path.join(d, k + ".json"))) for d in (llvm, ours))
+    extra = {"NumTeamsClause3D", "ThreadLimitClause3D"}
+    assert set(jo) == set(jl) | extra and not extra & set(jl), (k, sorted(jl), sorted(jo))
+    for key in set(jl) - {"ArgPtrs", "BumpAllocVAStart"}:
+        assert jl[key] == jo[key], (k, key, jl[key], jo[key])
+    start, size = jl["BumpAllocVAStart"], jl["DeviceMemorySize"]
+    assert jo["ArgPtrs"][0] == -1 and jl["ArgPtrs"][0] != -1, (k, "dyn_ptr", jl["ArgPtrs"][0])
+    assert not any(start <= p < start + size for p in jl["ArgPtrs"]), (k, "22.1's ArgPtrs point into its block?")
+print("same files for", len(kernels), "kernels")
+PY
+  then ok "mock-hsa, LLVM 22.1 recording = ours: .globals .image .memory .original.output byte for byte, JSON but ArgPtrs (22.1 records its argument slots' addresses)"
+  else bad "LLVM 22.1's recording on mock-hsa differs from ours" "$W/h22.log"; fi
+fi
 
 # 3. a block the device cannot give
 (cd "$W/off" && env "${ENVS[@]}" LIBOMPTARGET_RECORD=1 timeout 120 "$G/bin/harness.sm_90") >"$W/off.log" 2>&1
