@@ -4,10 +4,17 @@
 # and the gpu-images (c-tests/gpu-images.sh; c-tests/amdgpu-images.sh builds
 # mock-hsa). Without them it prints "skipped". Checks:
 #   1. interop_gpu table on mock-cuda and mock-hsa: identical under LLVM 22.1
-#      and ours (every property's value class and return code);
+#      and ours (every property's value class and return code), except the
+#      AMDGPU targetsync object, which 22.1 leaves omp_interop_none and ours
+#      gives an HSA queue: that part must equal table-hsa-targetsync.ours;
 #   2. interop_gpu order on mock-cuda-async: work queued on the targetsync
 #      stream is complete after `interop use` / `destroy`, callbacks run
 #      (ours; 22.1 aborts at use/destroy of a CUDA targetsync object);
+#   2b. interop_gpu order-hsa on mock-hsa with deferred completion: the
+#      targetsync property is a real hsa_queue_t of the stand-in; AQL packets
+#      the program publishes there are complete after `interop use` and
+#      `destroy` (their completion handlers write device memory), `depend`
+#      is waited for, `nowait` leaves the work queued, callbacks run (ours);
 #   3. kernel-lang/scale.cu built with clang-22 -foffload-via-llvm for sm_90
 #      (ptxas from the gpu-images wheel) runs on mock-cuda under LLVM and ours;
 #      ours launches the whole <<<>>> configuration (shmem included).
@@ -29,20 +36,32 @@ ok() { echo "PASS  $1"; pass=$((pass + 1)); }
 bad() { echo "FAIL  $1"; fail=$((fail + 1)); [ -n "${2:-}" ] && [ -f "$2" ] && sed 's/^/      | /' "$2" | tail -n 20; }
 S=$ROOT/c-tests/interop
 for a in sm_90 gfx90a; do
-  clang-22 -O1 -fopenmp "$S/interop_gpu.c" "$G/offload/wrap.$a.o" -o "$W/ig.$a" -ldl -L$LLVM_DIR -lomptarget -Wl,-rpath,$LLVM_DIR 2>"$W/build.$a.log" || bad "build interop_gpu.$a" "$W/build.$a.log"
+  clang-22 -O1 -fopenmp "$S/interop_gpu.c" "$G/offload/wrap.$a.o" -o "$W/ig.$a" -ldl -lpthread -L$LLVM_DIR -lomptarget -Wl,-rpath,$LLVM_DIR 2>"$W/build.$a.log" || bad "build interop_gpu.$a" "$W/build.$a.log"
 done
 # 1. property tables
 check_table() { # NAME MOCKDIR BIN ENV...
   local name=$1 mock=$2 bin=$3; shift 3
   env LD_LIBRARY_PATH="$mock" "$@" timeout 60 "$bin" table >"$W/$name.llvm" 2>&1
   env LD_LIBRARY_PATH="$W/shim:$mock" "$@" timeout 60 "$bin" table >"$W/$name.ours" 2>&1
+  if [ -n "${SYNC_OURS:-}" ]; then
+    # 22.1 gives no targetsync object here: compare the target part with it,
+    # and ours' targetsync part with the recorded table.
+    sed -n '/^targetsync:/,$p' "$W/$name.ours" >"$W/$name.sync"
+    sed -i '/^targetsync:/,$d' "$W/$name.ours"
+    grep -q '^targetsync: none$' "$W/$name.llvm" && sed -i '/^targetsync:/,$d' "$W/$name.llvm"
+    if ! diff "$SYNC_OURS" "$W/$name.sync" >"$W/$name.sync.diff"; then bad "$name: targetsync object differs from ${SYNC_OURS#"$ROOT"/}" "$W/$name.sync.diff"; return; fi
+  fi
   if ! grep -q '^target: object' "$W/$name.ours"; then bad "$name: no interop object" "$W/$name.ours"
-  elif diff "$W/$name.llvm" "$W/$name.ours" >"$W/$name.diff"; then ok "$name: every property as LLVM 22.1 ($(grep -c property "$W/$name.ours") queries)"
+  elif diff "$W/$name.llvm" "$W/$name.ours" >"$W/$name.diff"; then ok "$name: every property as LLVM 22.1 ($(grep -c property "$W/$name.ours") queries)${SYNC_OURS:+, targetsync as recorded}"
   else bad "$name: differs from LLVM 22.1" "$W/$name.diff"; fi
 }
 [ -x "$W/ig.sm_90" ] && check_table "interop table, mock-cuda" "$G/mock-cuda" "$W/ig.sm_90"
 if [ -e "$G/amdgpu/mock-hsa/libhsa-runtime64.so.1" ] && [ -x "$W/ig.gfx90a" ]; then
-  check_table "interop table, mock-hsa" "$G/amdgpu/mock-hsa" "$W/ig.gfx90a" MOCK_HSA_EMU="$G/kernels/kernels.emu.so"
+  SYNC_OURS=$S/table-hsa-targetsync.ours check_table "interop table, mock-hsa" "$G/amdgpu/mock-hsa" "$W/ig.gfx90a" MOCK_HSA_EMU="$G/kernels/kernels.emu.so"
+  LD_LIBRARY_PATH="$W/shim:$G/amdgpu/mock-hsa" MOCK_HSA_EMU="$G/kernels/kernels.emu.so" MOCK_HSA_DEFER=1 timeout 60 "$W/ig.gfx90a" order-hsa >"$W/order-hsa.log" 2>&1
+  if [ $? -eq 0 ] && grep -q '^PASS' "$W/order-hsa.log" && ! grep -q WARNING "$W/order-hsa.log"; then
+    ok "targetsync HSA queue on deferred mock-hsa: program's AQL packets done at use/destroy, depend waited, nowait left queued, 2 callbacks"
+  else bad "targetsync ordering on mock-hsa" "$W/order-hsa.log"; fi
 else echo "skipped: mock-hsa not built (c-tests/amdgpu-images.sh)"; fi
 # 2. ordering on the deferring driver
 A=$W/async

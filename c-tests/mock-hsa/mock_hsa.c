@@ -37,6 +37,7 @@
  * Environment: MOCK_HSA_TRACE=1 (log calls to stderr), MOCK_HSA_LOG=file (one
  * line per dispatch), MOCK_HSA_EMU=path[:path...], MOCK_HSA_GPUS=N, MOCK_HSA_ISA=target-id,
  * MOCK_HSA_INIT_FAIL=1 (hsa_init fails like a machine without /dev/kfd),
+ * MOCK_HSA_POOL_MB=n (the size the GPU agents' global pools report, default 64 GiB),
  * MOCK_HSA_FAULT_KERNEL=name (dispatches of that kernel raise a GPU memory
  * fault event and a queue error instead of completing), MOCK_HSA_TRAP_KERNEL=name
  * (dispatches of that kernel end in a queue error, HSA_STATUS_ERROR_EXCEPTION,
@@ -1545,6 +1546,13 @@ EXPORT hsa_status_t hsa_amd_agent_iterate_memory_pools(hsa_agent_t a, hsa_status
   }
   return HSA_STATUS_SUCCESS;
 }
+/* The global pools' reported size: MOCK_HSA_POOL_MB megabytes, default 64 GiB
+ * (LLVM 22.1's record/replay reserves the whole reported size). */
+static size_t pool_bytes(void) {
+  const char *m = getenv("MOCK_HSA_POOL_MB");
+  long long mb = m && *m ? atoll(m) : 0;
+  return mb > 0 ? (size_t)mb << 20 : (size_t)64 << 30;
+}
 EXPORT hsa_status_t hsa_amd_memory_pool_get_info(hsa_amd_memory_pool_t p, int attr, void *value) {
   NEED_INIT();
   if (!is_pool(p.handle) || !value)
@@ -1555,7 +1563,7 @@ EXPORT hsa_status_t hsa_amd_memory_pool_get_info(hsa_amd_memory_pool_t p, int at
   case 1:                                            /* GLOBAL_FLAGS */
     *(uint32_t *)value = p.handle == POOL_KERNARG ? 1 | 2 : p.handle == POOL_FINE ? 2 : group ? 0 : 4;
     break;
-  case 2: *(size_t *)value = group ? 65536 : (size_t)64 << 30; break; /* SIZE */
+  case 2: *(size_t *)value = group ? 65536 : pool_bytes(); break;     /* SIZE */
   case 5: *(bool *)value = !group; break;                             /* RUNTIME_ALLOC_ALLOWED */
   case 6: *(size_t *)value = 4096; break;                             /* RUNTIME_ALLOC_GRANULE */
   case 7: *(size_t *)value = 4096; break;                             /* RUNTIME_ALLOC_ALIGNMENT */

@@ -236,6 +236,9 @@ pub trait Plugin: Send + Sync {
     /// parent was running will never finish there; the plugin must not wait
     /// for it.
     fn forked_child(&self) {}
+    /// The runtime made the plugin's `device` user device `id` (before
+    /// loading anything on it).
+    fn device_exposed(&self, _device: usize, _id: usize) {}
     /// Unique id string of a device (`omp_get_uid_from_device`).
     /// Why none of this plugin's devices takes `image` (one it recognises),
     /// for the "why no device" lines; `None` when one does.

@@ -3,8 +3,9 @@
 //!
 //! * a plugin that offers interop ([`Plugin::interop_info`]) gives an object
 //!   with its foreign-runtime id, vendor and native handles; a `targetsync`
-//!   object also owns one of the plugin's queues ([`Plugin::queue_native`],
-//!   a CUDA stream) that the program may enqueue work on;
+//!   object also owns one of the plugin's queues ([`Plugin::queue_native`]:
+//!   a CUDA stream, or the HSA queue of an AMDGPU stream, which 22.1 does
+//!   not hand out) that the program may enqueue work on;
 //! * every other device (the host plugin, the initial device, a bad number,
 //!   offloading disabled) leaves the object `omp_interop_none`, silently;
 //! * `use` without `nowait` and `destroy` wait for the queue, then run the

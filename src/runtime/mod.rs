@@ -272,6 +272,7 @@ impl Runtime {
         let plugin = self.plugins[plugin_index];
         let id = self.devices.push_with(|id| Device::new(id, plugin, device))?;
         *slot = Some(id);
+        plugin.device_exposed(device, id);
         if crate::ompt::on()
             && let Some(dev) = self.devices.get(id)
         {

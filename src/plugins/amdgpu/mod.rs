@@ -961,34 +961,36 @@ impl AmdgpuPlugin {
     fn queue_at<'a>(st: &State, device: usize, dev: &'a DeviceInfo, index: usize) -> Result<&'a DeviceQueue> {
         let slot =
             dev.queues.get(index % dev.queues.len().max(1)).ok_or_else(|| OffloadError::Internal("amdgpu: no queue slots".into()))?;
-        slot.get_or_init(|| {
-            let want = config().queue_size.max(1).next_power_of_two();
-            let size = if dev.queue_max_size > 0 { want.min(dev.queue_max_size) } else { want };
-            let errors: &'static QueueErrors = Box::leak(Box::new(QueueErrors { hsa: Some(st.hsa), ..Default::default() }));
-            let mut q: *mut HsaQueue = core::ptr::null_mut();
-            // The callback only stores into the leaked (so 'static) error slot passed as `data`.
-            // SAFETY: valid out-pointer and a callback that touches nothing else.
-            let rc = unsafe {
-                (st.hsa.hsa_queue_create)(
-                    dev.agent,
-                    size,
-                    consts::QUEUE_TYPE_MULTI,
-                    Some(queue_error),
-                    (errors as *const QueueErrors).cast_mut().cast(),
-                    u32::MAX,
-                    u32::MAX,
-                    &mut q,
-                )
-            };
-            st.hsa.check(rc, "hsa_queue_create")?;
-            if q.is_null() {
-                return Err(OffloadError::Internal("amdgpu: hsa_queue_create returned no queue".into()));
-            }
-            crate::debug!("amdgpu: device {device}: queue {index} of {size} packets created");
-            Ok(DeviceQueue { queue: q, lock: Mutex::new(()), errors })
-        })
-        .as_ref()
-        .map_err(Clone::clone)
+        slot.get_or_init(|| Self::create_queue(st, device, dev, &format!("queue {index}"))).as_ref().map_err(Clone::clone)
+    }
+
+    /// Creates an HSA queue of the configured size on the device; `what`
+    /// names it in the debug trace.
+    fn create_queue(st: &State, device: usize, dev: &DeviceInfo, what: &str) -> Result<DeviceQueue> {
+        let want = config().queue_size.max(1).next_power_of_two();
+        let size = if dev.queue_max_size > 0 { want.min(dev.queue_max_size) } else { want };
+        let errors: &'static QueueErrors = Box::leak(Box::new(QueueErrors { hsa: Some(st.hsa), ..Default::default() }));
+        let mut q: *mut HsaQueue = core::ptr::null_mut();
+        // The callback only stores into the leaked (so 'static) error slot passed as `data`.
+        // SAFETY: valid out-pointer and a callback that touches nothing else.
+        let rc = unsafe {
+            (st.hsa.hsa_queue_create)(
+                dev.agent,
+                size,
+                consts::QUEUE_TYPE_MULTI,
+                Some(queue_error),
+                (errors as *const QueueErrors).cast_mut().cast(),
+                u32::MAX,
+                u32::MAX,
+                &mut q,
+            )
+        };
+        st.hsa.check(rc, "hsa_queue_create")?;
+        if q.is_null() {
+            return Err(OffloadError::Internal("amdgpu: hsa_queue_create returned no queue".into()));
+        }
+        crate::debug!("amdgpu: device {device}: {what} of {size} packets created");
+        Ok(DeviceQueue { queue: q, lock: Mutex::new(()), errors })
     }
 
     /// The first error status reported by any of the device's queues (0: none).
@@ -1489,6 +1491,13 @@ impl Plugin for AmdgpuPlugin {
     /// the `hsa_agent_t` handle as the device, no context. 22.1 creates no
     /// `targetsync` object on AMDGPU (the result is `omp_interop_none`), so
     /// `queue_native` keeps its default.
+    /// A stream's own HSA queue: foreign code (ROCm libraries, the program's
+    /// AQL packets) may queue work there; the stream's next synchronisation
+    /// waits for it (22.1's AMDGPU plugin hands out no `targetsync`).
+    fn queue_native(&self, device: usize, queue: QueueHandle) -> Option<usize> {
+        self.stream_native(device, queue).inspect_err(|e| crate::debug!("amdgpu: no interop queue: {e}")).ok()
+    }
+
     fn interop_info(&self, device: usize) -> Option<super::InteropInfo> {
         let (_, dev) = self.device(device).ok()?;
         Some(super::InteropInfo {

@@ -68,6 +68,8 @@ enum OpKind {
     FromDevice(u64),
     HostCopy(u64),
     Join,
+    /// The fence behind what foreign code queued on the stream's interop queue.
+    Foreign,
 }
 
 impl OpKind {
@@ -78,6 +80,7 @@ impl OpKind {
             OpKind::FromDevice(n) => format!("a copy of {n} bytes from the device"),
             OpKind::HostCopy(n) => format!("a host copy of {n} bytes"),
             OpKind::Join => "a barrier".into(),
+            OpKind::Foreign => "work queued on the interop (targetsync) queue".into(),
         }
     }
 }
@@ -102,6 +105,12 @@ struct StreamState {
     cleanup: Vec<Cleanup>,
     /// The failure that ended the queued work.
     failed: Option<OffloadError>,
+    /// The HSA queue of the stream's own handed to foreign code (an interop
+    /// object's `targetsync`), created by the first `queue_native` and kept
+    /// with the pooled stream.
+    foreign: Option<&'static DeviceQueue>,
+    /// Foreign code may have queued packets there since the last fence.
+    foreign_dirty: bool,
 }
 
 impl StreamState {
@@ -241,6 +250,35 @@ impl Ctx<'_> {
             .collect()
     }
 
+    /// Orders what foreign code queued on the interop queue before the
+    /// stream's next operation: a barrier-AND packet with the barrier bit
+    /// (it starts only after every packet before it in that queue
+    /// completed), also waiting for the stream's pending work, becomes the
+    /// stream's last operation.
+    fn fence_foreign(&self, state: &mut StreamState) -> Result<()> {
+        let Some(q) = state.foreign.filter(|_| state.foreign_dirty) else { return Ok(()) };
+        let deps = self.deps(state);
+        let s = self.new_sig()?;
+        let mut packets = Self::barriers(&deps, s.signal);
+        if packets.is_empty() {
+            // Nothing of the stream pending: one packet without dependencies.
+            let header = (consts::PACKET_TYPE_BARRIER_AND << consts::PACKET_HEADER_TYPE)
+                | (consts::FENCE_SCOPE_SYSTEM << consts::PACKET_HEADER_ACQUIRE_FENCE_SCOPE)
+                | (consts::FENCE_SCOPE_SYSTEM << consts::PACKET_HEADER_RELEASE_FENCE_SCOPE);
+            let p = BarrierAndPacket { header, completion_signal: s.signal, ..Default::default() };
+            // SAFETY: a BarrierAndPacket is 64 plain bytes.
+            packets.push(unsafe { *(&p as *const BarrierAndPacket as *const [u8; 64]) });
+        }
+        for p in &mut packets {
+            let header = u16::from_le_bytes([p[0], p[1]]) | (1 << consts::PACKET_HEADER_BARRIER);
+            p[..2].copy_from_slice(&header.to_le_bytes());
+        }
+        AmdgpuPlugin::publish(self.st, q, &packets);
+        state.foreign_dirty = false;
+        state.push_op(s, OpKind::Foreign);
+        Ok(())
+    }
+
     fn queue(&self) -> Result<&DeviceQueue> {
         AmdgpuPlugin::queue_at(self.st, self.device, self.dev, self.stream.index as usize)
     }
@@ -363,7 +401,12 @@ impl Ctx<'_> {
                 ),
             });
         }
-        let status = AmdgpuPlugin::queue_error_status(self.dev);
+        let mut status = AmdgpuPlugin::queue_error_status(self.dev);
+        if status == 0
+            && let Some(q) = state.foreign
+        {
+            status = q.errors.status.load(Ordering::Acquire);
+        }
         (status != 0).then(|| OffloadError::Driver {
             plugin: "amdgpu",
             call: "the HSA queue",
@@ -417,6 +460,7 @@ impl Ctx<'_> {
         if let Some(e) = &state.failed {
             return Err(e.clone());
         }
+        self.fence_foreign(state)?;
         let targets: Vec<HsaSignal> = state.ops.last().map(|o| &o.0).into_iter().chain(&state.waits).map(|s| s.signal).collect();
         for signal in targets {
             loop {
@@ -474,6 +518,25 @@ impl AmdgpuPlugin {
         Ok(encode(QUEUE_TAG, device, stream.generation.load(Ordering::Acquire), stream.index))
     }
 
+    /// The stream's interop queue (`hsa_queue_t *`), created on first use;
+    /// from now on the stream's next synchronisation or query fences what
+    /// foreign code queued there.
+    pub(super) fn stream_native(&self, device: usize, queue: QueueHandle) -> Result<usize> {
+        let c = self.ctx(device, queue)?;
+        let mut state = c.stream.state.lock();
+        let q = match state.foreign {
+            Some(q) => q,
+            None => {
+                let what = format!("interop queue of stream {}", c.stream.index);
+                let q: &'static DeviceQueue = Box::leak(Box::new(AmdgpuPlugin::create_queue(c.st, device, c.dev, &what)?));
+                state.foreign = Some(q);
+                q
+            }
+        };
+        state.foreign_dirty = true;
+        Ok(q.queue as usize)
+    }
+
     pub(super) fn stream_synchronize(&self, device: usize, queue: QueueHandle) -> Result<()> {
         let c = self.ctx(device, queue)?;
         let mut state = c.stream.state.lock();
@@ -486,6 +549,7 @@ impl AmdgpuPlugin {
         if let Some(e) = &state.failed {
             return Err(e.clone());
         }
+        c.fence_foreign(&mut state)?;
         if c.done(&state) {
             return c.complete(&mut state).map(|_| true);
         }
@@ -505,14 +569,16 @@ impl AmdgpuPlugin {
         };
         {
             let mut state = c.stream.state.lock();
-            if state.failed.is_none() && !state.ops.is_empty() {
+            if state.failed.is_none() && (!state.ops.is_empty() || state.foreign_dirty) {
                 // Released with work in flight: finish it so the pooled stream starts empty.
                 if let Err(e) = c.synchronize(&mut state) {
                     crate::debug!("amdgpu: queue_release: {e}");
                 }
             }
             // After a failure the pending signals are marked leaked (see `fail`).
-            *state = StreamState::default();
+            // The interop queue stays with the pooled stream.
+            let foreign = state.foreign;
+            *state = StreamState { foreign, ..StreamState::default() };
         }
         c.stream.in_use.store(false, Ordering::Release);
         c.stream.generation.fetch_add(1, Ordering::AcqRel);

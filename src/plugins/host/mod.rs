@@ -7,6 +7,7 @@
 //! unlike LLVM 22.1); each device loads its own copy so each device has its
 //! own copy of every global.
 
+mod bind;
 mod call;
 mod pool;
 mod queue;
@@ -116,6 +117,22 @@ fn check_arg_count(name: &str, args: &[u64]) -> Result<()> {
     Ok(())
 }
 
+/// The load base (`l_addr`) of a loaded object, with the object back.
+fn load_base(lib: libloading::os::unix::Library) -> (libloading::os::unix::Library, Result<usize>) {
+    let raw = lib.into_raw();
+    let mut map: *mut libc::c_void = std::ptr::null_mut();
+    // SAFETY: `raw` is a live dlopen handle; dlinfo RTLD_DI_LINKMAP writes one pointer to `map`.
+    let ok = unsafe { libc::dlinfo(raw, libc::RTLD_DI_LINKMAP, (&raw mut map).cast()) } == 0;
+    // SAFETY: `raw` came from `into_raw` just above and is owned again here.
+    let lib = unsafe { libloading::os::unix::Library::from_raw(raw) };
+    if !ok || map.is_null() {
+        return (lib, Err(load_error("dlinfo(RTLD_DI_LINKMAP) failed".into())));
+    }
+    // SAFETY: a glibc `struct link_map` starts with `l_addr`, the load base.
+    let base = unsafe { *(map as *const usize) };
+    (lib, Ok(base))
+}
+
 fn load_error(what: String) -> OffloadError {
     OffloadError::BadImage(format!("failed to load target image: {what}"))
 }
@@ -179,7 +196,7 @@ impl Plugin for HostPlugin {
         // recognises already-loaded objects by path, and a reused
         // /proc/self/fd/N would hand the next device this device's copy
         // (and its globals) instead of a fresh one.
-        let handle = match lib {
+        let mut handle = match lib {
             Ok(h) => h,
             Err(e) => {
                 // SAFETY: fd is ours and nothing was loaded from it.
@@ -187,6 +204,22 @@ impl Plugin for HostPlugin {
                 return Err(load_error(e.to_string()));
             }
         };
+        let slots = bind::slots(image);
+        if !slots.is_empty() {
+            let (lib, base) = load_base(handle);
+            handle = lib;
+            let bound = base.and_then(|base| {
+                // SAFETY: `base` is this fresh copy's load base, loaded with RTLD_NOW from `image`, not yet handed to anyone.
+                unsafe { bind::bind(image, base, device, &slots) }
+            });
+            match bound {
+                Ok(()) => crate::debug!("host plugin: bound omp_get_device_num at {} places for device {device}", slots.len()),
+                // The image still runs; its regions then get libomp's answer (22.1's).
+                Err(e) => crate::env::diag::report(&format!(
+                    "host device {device}: omp_get_device_num() in its regions answers the initial device: {e}"
+                )),
+            }
+        }
         let loaded = std::sync::Arc::new(LoadedImage { handle: Some(handle), bytes: image.to_vec(), fd });
         let mut images = self.images.lock();
         let slot = match images.iter().position(Option::is_none) {
@@ -368,6 +401,10 @@ impl Plugin for HostPlugin {
 
     fn forked_child(&self) {
         self.queues.forked_child();
+    }
+
+    fn device_exposed(&self, device: usize, id: usize) {
+        bind::set_device_id(device, id);
     }
 
     fn compute_unit_kind(&self, _device: usize) -> String {
