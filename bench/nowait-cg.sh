@@ -9,10 +9,18 @@
 # Each configuration (runtime x hidden helpers on/off x one thread or
 # parallel+single x kind) runs `nowait cg KIND CTX N` under
 # `valgrind --tool=callgrind --separate-threads=yes` for N = n1 and N = n2
-# (default 200 and 600); per-region cost = (Ir(n2) - Ir(n1)) / (n2 - n1), per
-# thread group and object, so start-up and warm-up cancel. KMP_BLOCKTIME=0
+# (default 200 and 1000); per-region cost = (Ir(n2) - Ir(n1)) / (n2 - n1), per
+# thread group (the initial thread, libomp's other threads; with
+# parallel+single either may be the one issuing) and object, so start-up and
+# warm-up cancel. KMP_BLOCKTIME=0
 # keeps idle libomp threads from spinning (spinning would count instructions
 # in proportion to wall time, not to work); it applies to both runtimes.
+# Libomp's threads still spin and yield while they wait for work (the
+# taskwait, the hidden helpers' idle loop): the totals include that waiting.
+# The last two columns count work only: issue() is the issuing loop on the
+# issuing thread (task allocation and hand-off; with hidden helpers off and
+# one thread it also runs the regions, inline), task bodies the outlined
+# target tasks (the offload runtime's work and the region) on any thread.
 # bench/run.sh builds bench/build/nowait; this script builds it if missing.
 set -u -o pipefail
 export LC_ALL=C
@@ -21,7 +29,7 @@ REPO=$(dirname "$HERE")
 BUILD=$HERE/build
 LIB=${OMPTARGET_RS_LIB:-$REPO/target/release/libomptarget_rs.so}
 N1=200
-N2=600
+N2=1000
 KINDS=()
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -49,7 +57,8 @@ OUT=$BUILD/nowait-cg
 unset LD_PRELOAD OMP_TARGET_OFFLOAD OMP_DEFAULT_DEVICE
 
 # sums <files...>: "main <obj-class> Ir" and "other <obj-class> Ir" lines (self
-# cost; the first file is the issuing thread, the rest libomp's threads).
+# cost; main is the initial thread, other libomp's other threads),
+# and "x issue Ir" / "x body Ir" (inclusive cost of issue() and of the tasks).
 sums() {
   awk '
     FNR == 1 { grp = (FILENAME ~ /-01$/) ? "main" : "other"; skip = 0; cls = "prog" }
@@ -61,13 +70,24 @@ sums() {
       else cls = "prog"
       next
     }
+    /^cfn=/ { callee = substr($0, 5); next }
     /^calls=/ { skip = 1; next }
-    /^[0-9+*-]/ { if (skip) { skip = 0; next } if (NF >= 2) c[grp " " cls] += $2; next }
+    /^[0-9+*-]/ {
+      if (skip) {
+        # Inclusive cost of a call: the program'"'"'s issue() and task bodies.
+        skip = 0
+        if (callee ~ /^issue( |$)/) c["x issue"] += $2
+        else if (callee ~ /omp_task_entry/) c["x body"] += $2
+        next
+      }
+      if (NF >= 2) c[grp " " cls] += $2
+      next
+    }
     END { for (k in c) print k, c[k] }' "$@"
 }
 
-printf '| runtime | hh | ctx | kind | total | issuing thread | other threads | libomp | offload runtime | libc+ld.so | program |\n'
-printf '|---|---|---|---|---:|---:|---:|---:|---:|---:|---:|\n'
+printf '| runtime | hh | ctx | kind | total | initial thread | other threads | libomp | offload runtime | libc+ld.so | program | issue() | task bodies |\n'
+printf '|---|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n'
 for hh in 1 0; do
   for ctx in 1t ps; do
     for kind in "${KINDS[@]}"; do
@@ -87,10 +107,12 @@ for hh in 1 0; do
         done
         awk -v n1="$N1" -v n2="$N2" -v rt="$rt" -v hh="$hh" -v ctx="$ctx" -v kind="$kind" '
           FNR == 1 { sign = (++nf == 1) ? -1 : 1 }
-          { d = sign * $3 / (n2 - n1); g[$1] += d; o[$2] += d; t += d }
+          { d = sign * $3 / (n2 - n1) }
+          $1 == "x" { x[$2] += d; next }
+          { g[$1] += d; o[$2] += d; t += d }
           END {
-            printf "| %s | %s | %s | %s | %.0f | %.0f | %.0f | %.0f | %.0f | %.0f | %.0f |\n",
-              rt, hh, ctx, kind, t, g["main"], g["other"], o["libomp"], o["target"], o["libc"], o["prog"]
+            printf "| %s | %s | %s | %s | %.0f | %.0f | %.0f | %.0f | %.0f | %.0f | %.0f | %.0f | %.0f |\n",
+              rt, hh, ctx, kind, t, g["main"], g["other"], o["libomp"], o["target"], o["libc"], o["prog"], x["issue"], x["body"]
           }' "$OUT/$rt.hh$hh.$ctx.$kind.$N1.sums" "$OUT/$rt.hh$hh.$ctx.$kind.$N2.sums"
       done
     done

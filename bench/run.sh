@@ -382,6 +382,10 @@ ROWS=$RES/rows.txt
       echo "cmp|no maps, $where, hh=$hh|llvm:nowait_nomap_${ctx}_hh$hh|ours:nowait_nomap_${ctx}_hh$hh|ns|<=0.50"
       echo "cmp|map(tofrom: a[i]), $where, hh=$hh|llvm:nowait_tofrom_${ctx}_hh$hh|ours:nowait_tofrom_${ctx}_hh$hh|ns|<=0.50"
       echo "cmp|depend(inout) chain, $where, hh=$hh|llvm:nowait_dep_${ctx}_hh$hh|ours:nowait_dep_${ctx}_hh$hh|ns|<=0.50"
+      # The floor: libomp's target tasks with an empty body, no offload call
+      # (measured in our process): the best ratio any offload runtime can reach.
+      echo "cmp|floor (libomp alone) / LLVM's no-map row, $where, hh=$hh|llvm:nowait_nomap_${ctx}_hh$hh|ours:nowait_floor_${ctx}_hh$hh|ns|-"
+      echo "cmp|floor (libomp alone) / LLVM's depend row, $where, hh=$hh|llvm:nowait_dep_${ctx}_hh$hh|ours:nowait_floordep_${ctx}_hh$hh|ns|-"
     done
   done
   echo "H|Start-up of a trivial offload program (whole process)"

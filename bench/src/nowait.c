@@ -15,6 +15,9 @@
  *                 increments it
  *         dep     empty region, depend(inout: d) on one variable (a chain:
  *                 each region waits for the one before)
+ *         floor   libomp alone: the target tasks of `nomap` with an empty
+ *                 body and no offload runtime call (see floor_entry)
+ *         floordep  the same with the dependence of `dep`
  *   ctx   1t      issued from the initial thread, outside any parallel
  *         ps      issued from a parallel region's single construct (the
  *                 other threads of the team wait at single's barrier)
@@ -25,13 +28,40 @@
 #include "bench.h"
 #include <omp.h>
 
-enum kind { K_NOMAP, K_TOFROM, K_DEP, K_COUNT };
-static const char *kind_name[K_COUNT] = {"nomap", "tofrom", "dep"};
+enum kind { K_NOMAP, K_TOFROM, K_DEP, K_FLOOR, K_FLOORDEP, K_COUNT };
+static const char *kind_name[K_COUNT] = {"nomap", "tofrom", "dep", "floor", "floordep"};
 
 static int dep_var;
 
-/* n regions of one kind, then a taskwait. */
-static void issue(enum kind k, int *a, long n) {
+/* The floor: the target tasks clang emits for `target nowait`, made through
+ * libomp's entry points exactly as clang makes them (flags 1 = tied, a
+ * 40-byte task, no shareds, device -1), with a body that does nothing, so no
+ * offload runtime call at all: libomp's own cost per region, which every
+ * offload runtime pays on top of its own. */
+typedef struct {
+  int reserved_1, flags, reserved_2, reserved_3;
+  const char *psource;
+} bench_ident_t;
+typedef struct {
+  intptr_t base_addr;
+  size_t len;
+  unsigned char flags; /* 1 = in, 2 = out */
+} bench_depend_t;
+typedef int (*bench_task_entry_t)(int, void *);
+extern void *__kmpc_omp_target_task_alloc(bench_ident_t *, int, int, size_t, size_t, bench_task_entry_t, int64_t);
+extern int __kmpc_omp_task(bench_ident_t *, int, void *);
+extern int __kmpc_omp_task_with_deps(bench_ident_t *, int, void *, int, bench_depend_t *, int, bench_depend_t *);
+extern int __kmpc_global_thread_num(bench_ident_t *);
+static bench_ident_t floor_loc = {0, 2, 0, 22, ";nowait.c;issue;0;0;;"};
+static int floor_entry(int gtid, void *task) {
+  (void)gtid;
+  (void)task;
+  return 0;
+}
+
+/* Issues n regions of one kind (out of line: bench/nowait-cg.sh reads its
+ * inclusive cost as the issuing thread's share). */
+__attribute__((noinline)) static void issue(enum kind k, int *a, long n) {
   switch (k) {
   case K_NOMAP:
     for (long i = 0; i < n; i++) {
@@ -46,31 +76,48 @@ static void issue(enum kind k, int *a, long n) {
       { a[i]++; }
     }
     break;
-  default:
+  case K_DEP:
     for (long i = 0; i < n; i++) {
 #pragma omp target nowait depend(inout : dep_var)
       {
       }
     }
     break;
+  default: {
+    int gtid = __kmpc_global_thread_num(&floor_loc);
+    bench_depend_t dep = {(intptr_t)&dep_var, sizeof dep_var, 3};
+    for (long i = 0; i < n; i++) {
+      void *t = __kmpc_omp_target_task_alloc(&floor_loc, gtid, 1, 40, 0, floor_entry, -1);
+      if (k == K_FLOOR)
+        __kmpc_omp_task(&floor_loc, gtid, t);
+      else
+        __kmpc_omp_task_with_deps(&floor_loc, gtid, t, 1, &dep, 0, NULL);
+    }
+    break;
   }
+  }
+}
+
+/* issue() and the taskwait that completes the regions. */
+static void issue_wait(enum kind k, int *a, long n) {
+  issue(k, a, n);
 #pragma omp taskwait
 }
 
-/* Runs issue() from one thread (ps = 0) or from parallel + single (ps = 1);
+/* Runs issue_wait() from one thread (ps = 0) or from parallel + single (ps = 1);
  * returns the elapsed ns. */
 static uint64_t timed(enum kind k, int ps, int *a, long n) {
   uint64_t t0 = 0, t1 = 0;
   if (!ps) {
     t0 = bench_now_ns();
-    issue(k, a, n);
+    issue_wait(k, a, n);
     t1 = bench_now_ns();
   } else {
 #pragma omp parallel
 #pragma omp single
     {
       t0 = bench_now_ns();
-      issue(k, a, n);
+      issue_wait(k, a, n);
       t1 = bench_now_ns();
     }
   }
