@@ -765,15 +765,14 @@ fn unreachable_pointee(dev: &Device, st: &BeginState, a: &Attach) -> Result<()> 
     }
     // Borrowed names: this runs for every construct with an attached
     // pointer, so it allocates nothing.
-    // SAFETY: map names are compiler-emitted static strings.
-    let name = unsafe { crate::abi::ptr::var_name_cow(a.name) };
+    let borrowed_name = |info: usize| {
+        // SAFETY: map names are compiler-emitted static strings.
+        unsafe { crate::abi::ptr::var_name_cow(info) }
+    };
+    let name = borrowed_name(a.name);
     let attach_root = root(&name);
     let member = name.len() > attach_root.len() && !name[attach_root.len()..].starts_with('[');
-    // SAFETY: as above.
-    if !member
-        || attach_root.is_empty()
-        || !st.param_names.iter().any(|&p| root(&unsafe { crate::abi::ptr::var_name_cow(p) }) == attach_root)
-    {
+    if !member || attach_root.is_empty() || !st.param_names.iter().any(|&p| root(&borrowed_name(p)) == attach_root) {
         return Ok(());
     }
     if !lookups_print && !unreachable() {
