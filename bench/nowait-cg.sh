@@ -4,7 +4,7 @@
 # team workers) and by object (libomp, the offload runtime, libc and ld.so).
 #
 # Usage: bench/nowait-cg.sh [--lib PATH] [--n1 N] [--n2 N] [KIND...]
-#   KIND: nomap tofrom dep (default: all three)
+#   KIND: nomap tofrom dep floor floordep (default: all five)
 #
 # Each configuration (runtime x hidden helpers on/off x one thread or
 # parallel+single x kind) runs `nowait cg KIND CTX N` under
@@ -37,11 +37,11 @@ while [ $# -gt 0 ]; do
   --n1) N1=$2; shift 2 ;;
   --n2) N2=$2; shift 2 ;;
   -h | --help) sed -n '2,/^set/{/^set/d;s/^# \{0,1\}//;p}' "${BASH_SOURCE[0]}"; exit 0 ;;
-  nomap | tofrom | dep) KINDS+=("$1"); shift ;;
+  nomap | tofrom | dep | floor | floordep) KINDS+=("$1"); shift ;;
   *) echo "nowait-cg.sh: unknown argument $1" >&2; exit 2 ;;
   esac
 done
-[ ${#KINDS[@]} -gt 0 ] || KINDS=(nomap tofrom dep)
+[ ${#KINDS[@]} -gt 0 ] || KINDS=(nomap tofrom dep floor floordep)
 command -v valgrind >/dev/null || { echo "nowait-cg.sh: valgrind not found" >&2; exit 2; }
 [ -f "$LIB" ] || { echo "nowait-cg.sh: $LIB not found" >&2; exit 2; }
 
