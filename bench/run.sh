@@ -224,7 +224,11 @@ want lat && ab lat "$ROUNDS" "$BUILD/lat" "${LAT_ARGS[@]}"
 want scale && ab scale "$ROUNDS" "$BUILD/scale" "${SCALE_ARGS[@]}"
 want conc && ab conc "$ROUNDS" "$BUILD/conc" "${CONC_ARGS[@]}"
 want xfer && ab xfer "$XFER_ROUNDS" "$BUILD/xfer" "${XFER_ARGS[@]}"
-want nowait && ab nowait "$ROUNDS" "$BUILD/nowait" "${NOWAIT_ARGS[@]}"
+# nowait: libomp's hidden helper threads on (its default) and off.
+if want nowait; then
+  ab nowait_hh1 "$ROUNDS" env LIBOMP_USE_HIDDEN_HELPER_TASK=1 "$BUILD/nowait" "${NOWAIT_ARGS[@]}"
+  ab nowait_hh0 "$ROUNDS" env LIBOMP_USE_HIDDEN_HELPER_TASK=0 "$BUILD/nowait" "${NOWAIT_ARGS[@]}"
+fi
 
 # Start-up: four configurations, interleaved round by round.
 if want startup; then
@@ -387,9 +391,19 @@ ROWS=$RES/rows.txt
     t=-; [ "$s" = 64 ] && t=">=0.80"
     echo "self|region map(to:) / memcpy bandwidth, $s MiB (region_map_to)|xfer_memcpy_${s}M|region_map_to_${s}M|x|$t"
   done
-  echo "H|nowait (ns per region: N target nowait + taskwait)"
-  echo "cmp|target nowait, no maps|llvm:nowait_nomap|ours:nowait_nomap|ns|-"
-  echo "cmp|target nowait, map(tofrom: a[i])|llvm:nowait_tofrom|ours:nowait_tofrom|ns|-"
+  echo "H|nowait (ns per region: N target nowait + taskwait; hh: libomp's hidden helpers)"
+  for hh in 1 0; do
+    for ctx in 1t ps; do
+      case $ctx in 1t) where="one thread" ;; *) where="parallel+single" ;; esac
+      echo "cmp|no maps, $where, hh=$hh|llvm:nowait_nomap_${ctx}_hh$hh|ours:nowait_nomap_${ctx}_hh$hh|ns|<=0.50"
+      echo "cmp|map(tofrom: a[i]), $where, hh=$hh|llvm:nowait_tofrom_${ctx}_hh$hh|ours:nowait_tofrom_${ctx}_hh$hh|ns|<=0.50"
+      echo "cmp|depend(inout) chain, $where, hh=$hh|llvm:nowait_dep_${ctx}_hh$hh|ours:nowait_dep_${ctx}_hh$hh|ns|<=0.50"
+      # The floor: libomp's target tasks with an empty body, no offload call
+      # (measured in our process): the best ratio any offload runtime can reach.
+      echo "cmp|floor (libomp alone) / LLVM's no-map row, $where, hh=$hh|llvm:nowait_nomap_${ctx}_hh$hh|ours:nowait_floor_${ctx}_hh$hh|ns|-"
+      echo "cmp|floor (libomp alone) / LLVM's depend row, $where, hh=$hh|llvm:nowait_dep_${ctx}_hh$hh|ours:nowait_floordep_${ctx}_hh$hh|ns|-"
+    done
+  done
   echo "H|Start-up of a trivial offload program (whole process)"
   echo "cmp|wall, library-path replacement mode (ms)|llvm:startup_wall|ours:startup_wall|ms|<=0.15"
   echo "cmp|peak RSS, library-path replacement mode (MiB)|llvm:startup_rss|ours:startup_rss|mib|<=0.30"

@@ -182,7 +182,44 @@ fn basename(path: &str) -> &str {
 
 /// The variable name inside a `map_var_info_t` string `";name;file;line;col;;"`.
 pub fn var_name(info: &str) -> String {
-    info.split(';').nth(1).filter(|s| !s.is_empty()).unwrap_or("unknown").to_owned()
+    var_name_of(info).to_owned()
+}
+
+fn var_name_of(info: &str) -> &str {
+    // ';' is ASCII: its positions are char boundaries.
+    field_1(info.as_bytes()).map(|(b, e)| &info[b..e]).unwrap_or("unknown")
+}
+
+/// Byte range of the second `;`-separated field (`split(';').nth(1)`), when
+/// it exists and is not empty.
+fn field_1(s: &[u8]) -> Option<(usize, usize)> {
+    let b = s.iter().position(|&c| c == b';')? + 1;
+    let e = s[b..].iter().position(|&c| c == b';').map_or(s.len(), |n| b + n);
+    (e > b).then_some((b, e))
+}
+
+/// The variable name of a map name (as in [`var_info`]) without copying it:
+/// borrowed from the string when it is valid UTF-8 (the compiler's names
+/// are), else the owned, lossy form [`var_info`] gives.
+///
+/// # Safety
+/// As [`var_info`]; the borrowed name lives as long as the string.
+pub unsafe fn var_name_cow<'a>(info: usize) -> std::borrow::Cow<'a, str> {
+    if info == 0 {
+        return std::borrow::Cow::Borrowed("unknown");
+    }
+    // SAFETY: non-NULL; NUL termination and lifetime are the caller's contract.
+    let bytes = unsafe { CStr::from_ptr(info as *const c_char) }.to_bytes();
+    // Only the name field is decoded: a lossy decoding of the whole string
+    // never moves or invents a ';' (ASCII), so the field is the same.
+    let Some((b, e)) = field_1(bytes) else {
+        return std::borrow::Cow::Borrowed("unknown");
+    };
+    match core::str::from_utf8(&bytes[b..e]) {
+        Ok(s) => std::borrow::Cow::Borrowed(s),
+        // SAFETY: forwarded contract.
+        Err(_) => std::borrow::Cow::Owned(unsafe { var_info(info) }.0),
+    }
 }
 
 #[cfg(test)]
@@ -204,6 +241,13 @@ mod tests {
     fn var_names() {
         assert_eq!(var_name(";a[0:n];k.c;8;3;;"), "a[0:n]");
         assert_eq!(var_name(""), "unknown");
+        for s in [&b";s.in.p[0:5];k.c;8;3;;\0"[..], b";;k.c;8;3;;\0", b"\0", b";x\xff.y;k.c;1;1;;\0"] {
+            let info = s.as_ptr() as usize;
+            // SAFETY: NUL-terminated byte strings that outlive the calls.
+            assert_eq!(unsafe { var_name_cow(info) }, unsafe { var_info(info) }.0);
+        }
+        // SAFETY: 0 is never dereferenced.
+        assert_eq!(unsafe { var_name_cow(0) }, unsafe { var_info(0) }.0);
     }
 
     #[test]

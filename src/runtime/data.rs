@@ -751,16 +751,33 @@ fn unreachable_pointee(dev: &Device, st: &BeginState, a: &Attach) -> Result<()> 
     if st.param_names.is_empty() || a.name == 0 || super::get().unified_shared_memory() {
         return Ok(());
     }
-    if get_tgt_ptr_begin(dev, a.ptr_addr, a.ptr_size, false, false, true, false).entry.is_some()
-        || get_tgt_ptr_begin(dev, a.pointee_begin, 0, false, false, true, false).entry.is_none()
-    {
+    let unreachable = || {
+        get_tgt_ptr_begin(dev, a.ptr_addr, a.ptr_size, false, false, true, false).entry.is_none()
+            && get_tgt_ptr_begin(dev, a.pointee_begin, 0, false, false, true, false).entry.is_some()
+    };
+    // The lookups print "Mapping exists" INFO lines: with those on they come
+    // first, as they always did; otherwise the cheaper name test does, and
+    // `map(a[i])` of a pointer `a` (no member) skips both lookups.
+    let lookups_print = crate::env::config().info_on(info::MAPPING_EXISTS);
+    if lookups_print && !unreachable() {
         return Ok(());
     }
-    let root = |n: &str| n.split(['.', '[', '-', '(', ' ']).next().unwrap_or("").to_owned();
-    let name = name_of(a.name);
+    fn root(n: &str) -> &str {
+        n.split(['.', '[', '-', '(', ' ']).next().unwrap_or("")
+    }
+    // Borrowed names: this runs for every construct with an attached
+    // pointer, so it allocates nothing.
+    let borrowed_name = |info: usize| {
+        // SAFETY: map names are compiler-emitted static strings.
+        unsafe { crate::abi::ptr::var_name_cow(info) }
+    };
+    let name = borrowed_name(a.name);
     let attach_root = root(&name);
     let member = name.len() > attach_root.len() && !name[attach_root.len()..].starts_with('[');
-    if !member || attach_root.is_empty() || !st.param_names.iter().any(|&p| root(&name_of(p)) == attach_root) {
+    if !member || attach_root.is_empty() || !st.param_names.iter().any(|&p| root(&borrowed_name(p)) == attach_root) {
+        return Ok(());
+    }
+    if !lookups_print && !unreachable() {
         return Ok(());
     }
     let msg = format!(
