@@ -56,6 +56,9 @@ fn main() {
     link_offload_name(&out);
 }
 
+/// Internal functions given a trampoline `__omptarget_rs_ra_NAME` (hidden).
+const INTERNAL_RA: &[&str] = &["run_work"];
+
 /// The exports marked `ra`: on x86_64 a trampoline stores the return address
 /// (at `[rsp]` on entry) in the thread's `codeptr_ra` slot (src/ompt/ra.rs)
 /// and jumps to the Rust function, so registers and stack are untouched; on
@@ -63,8 +66,15 @@ fn main() {
 fn trampolines(names: &[&str]) -> String {
     let x86_64 = std::env::var("CARGO_CFG_TARGET_ARCH").is_ok_and(|a| a == "x86_64");
     let mut asm = String::from(".text\n");
-    for n in names {
-        let imp = format!("__omptarget_rs_impl_{n}");
+    // Not exports: functions libomp calls back (the hidden-helper task that
+    // runs an `omp_target_*_async` operation), whose return address 22.1
+    // reports for the operation's data ops.
+    let internal = INTERNAL_RA.iter().map(|n| (format!("__omptarget_rs_ra_{n}"), n));
+    for (n, base) in names.iter().map(|n| (n.to_string(), n)).chain(internal) {
+        let imp = format!("__omptarget_rs_impl_{base}");
+        if n.starts_with("__omptarget_rs_ra_") {
+            writeln!(asm, ".hidden {n}").unwrap();
+        }
         if x86_64 {
             // r10/r11 are scratch at a call and carry no argument.
             writeln!(
