@@ -11,7 +11,9 @@ fn main() {
     println!("cargo:rerun-if-changed={list}");
     println!("cargo:rerun-if-changed=build.rs");
     let text = std::fs::read_to_string(list).expect("read src/api/exports.list");
-    let mut names: Vec<&str> = text.lines().map(str::trim).filter(|l| !l.is_empty() && !l.starts_with('#')).collect();
+    let entries: Vec<&str> = text.lines().map(str::trim).filter(|l| !l.is_empty() && !l.starts_with('#')).collect();
+    let mut names: Vec<&str> = entries.iter().filter_map(|l| l.split_whitespace().next()).collect();
+    let ra: Vec<&str> = entries.iter().filter_map(|l| l.strip_suffix(" ra")).map(str::trim).collect();
     let out = PathBuf::from(std::env::var("OUT_DIR").expect("OUT_DIR"));
 
     // liboffload (`ol*`): the names come from the one declaration list in
@@ -41,6 +43,7 @@ fn main() {
         writeln!(asm, ".symver {n}, {n}@@VERS1.0").unwrap();
     }
     std::fs::write(out.join("symver.s"), asm).expect("write symver directives");
+    std::fs::write(out.join("ra_trampolines.s"), trampolines(&ra)).expect("write codeptr_ra trampolines");
 
     // Every artifact that contains the exports (the cdylib, and test or bench
     // executables that link the rlib) needs the node the directives name.
@@ -51,6 +54,43 @@ fn main() {
     }
     println!("cargo:rustc-cdylib-link-arg=-Wl,-soname,libomptarget.so.22.1");
     link_offload_name(&out);
+}
+
+/// Internal functions given a trampoline `__omptarget_rs_ra_NAME` (hidden).
+const INTERNAL_RA: &[&str] = &["run_work"];
+
+/// The exports marked `ra`: on x86_64 a trampoline stores the return address
+/// (at `[rsp]` on entry) in the thread's `codeptr_ra` slot (src/ompt/ra.rs)
+/// and jumps to the Rust function, so registers and stack are untouched; on
+/// other architectures the export is an alias of the Rust function.
+fn trampolines(names: &[&str]) -> String {
+    let x86_64 = std::env::var("CARGO_CFG_TARGET_ARCH").is_ok_and(|a| a == "x86_64");
+    let mut asm = String::from(".text\n");
+    // Not exports: functions libomp calls back (the hidden-helper task that
+    // runs an `omp_target_*_async` operation), whose return address 22.1
+    // reports for the operation's data ops.
+    let internal = INTERNAL_RA.iter().map(|n| (format!("__omptarget_rs_ra_{n}"), n));
+    for (n, base) in names.iter().map(|n| (n.to_string(), n)).chain(internal) {
+        let imp = format!("__omptarget_rs_impl_{base}");
+        if n.starts_with("__omptarget_rs_ra_") {
+            writeln!(asm, ".hidden {n}").unwrap();
+        }
+        if x86_64 {
+            // r10/r11 are scratch at a call and carry no argument.
+            writeln!(
+                asm,
+                ".hidden {imp}\n.globl {n}\n.type {n},@function\n.p2align 4\n{n}:\n.cfi_startproc\n\
+                 mov r11, qword ptr [rip + __omptarget_rs_last_ra@GOTTPOFF]\n\
+                 mov r10, qword ptr [rsp]\n\
+                 mov qword ptr fs:[r11], r10\n\
+                 jmp {imp}\n.cfi_endproc\n.size {n}, .-{n}"
+            )
+            .unwrap();
+        } else {
+            writeln!(asm, ".globl {n}\n.set {n}, {imp}").unwrap();
+        }
+    }
+    asm
 }
 
 /// The same library is liboffload too: `target/<profile>/libLLVMOffload.so.22.1`

@@ -23,7 +23,13 @@ fn cdylib() -> Option<PathBuf> {
 fn listed_names() -> Vec<String> {
     let path = concat!(env!("CARGO_MANIFEST_DIR"), "/src/api/exports.list");
     let text = std::fs::read_to_string(path).expect("read src/api/exports.list");
-    text.lines().map(str::trim).filter(|l| !l.is_empty() && !l.starts_with('#')).map(str::to_owned).collect()
+    // A line is a name, optionally followed by `ra` (the codeptr_ra trampoline).
+    text.lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with('#'))
+        .filter_map(|l| l.split_whitespace().next())
+        .map(str::to_owned)
+        .collect()
 }
 
 /// Runs a binutils tool; `None` (test skipped) when it is not installed.

@@ -30,7 +30,10 @@ fn generate() -> Vec<u8> {
     let bindings = cbindgen::generate(root()).unwrap_or_else(|e| panic!("cbindgen could not generate the header: {e}"));
     let mut out = Vec::new();
     bindings.write(&mut out);
-    out
+    // An export with a `codeptr_ra` trampoline (`ra` in src/api/exports.list)
+    // is the Rust function `__omptarget_rs_impl_NAME`, reached from `NAME`
+    // with the same signature: C code calls `NAME`.
+    String::from_utf8(out).expect("cbindgen writes UTF-8").replace("__omptarget_rs_impl_", "").into_bytes()
 }
 
 fn write_header(fresh: &[u8]) {
@@ -83,6 +86,8 @@ fn header_declares_every_export() {
         .lines()
         .map(str::trim)
         .filter(|l| !l.is_empty() && !l.starts_with('#'))
+        // A line is a name, optionally followed by `ra` (the codeptr_ra trampoline).
+        .filter_map(|l| l.split_whitespace().next())
         .filter(|name| {
             // A declaration is the name followed by its parameter list.
             !header.match_indices(name).any(|(i, _)| {

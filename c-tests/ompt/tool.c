@@ -5,8 +5,13 @@
 // registrations: "emi" (default), "noemi", or "both". Pointers print as
 // "nil" or "ptr"; ids the runtime or the tool hands out print renumbered
 // in order of first appearance, so sequences compare across runtimes.
+// codeptr_ra prints as "file+0xOFFSET" (dladdr: the object it lies in and
+// its offset from that object's load base), so the same program under two
+// runtimes prints the same text when both report the same call site.
 // With OMPT_TOOL_QUIET_DEVICES=1 the device_* callbacks are counted only
 // (printed at the end as totals), for programs whose device set differs.
+#define _GNU_SOURCE
+#include <dlfcn.h>
 #include <omp-tools.h>
 #include <pthread.h>
 #include <stdint.h>
@@ -22,6 +27,22 @@ static int nseen;
 static int counts[64];
 
 #define P(x) ((x) ? "ptr" : "nil")
+
+// A code address as "file+0xOFFSET" ("nil", or "unknown" when no object
+// holds it). Called with `lock` held: one static buffer.
+static const char *RA(const void *ra) {
+  static char buf[512];
+  Dl_info info;
+  if (!ra)
+    return "nil";
+  if (!dladdr(ra, &info) || !info.dli_fbase)
+    return "unknown";
+  const char *f = info.dli_fname ? info.dli_fname : "";
+  const char *slash = strrchr(f, '/');
+  snprintf(buf, sizeof buf, "%s+%#lx", slash ? slash + 1 : f,
+           (unsigned long)((const char *)ra - (const char *)info.dli_fbase));
+  return buf;
+}
 
 // Renumbers an id: its index among the ids seen so far (0 = id 0).
 static int renum(uint64_t id) {
@@ -111,7 +132,7 @@ static void on_target(ompt_target_t kind, ompt_scope_endpoint_t e, int dev, ompt
                       const void *ra) {
   pthread_mutex_lock(&lock);
   printf("[ompt] target %s %s dev=%d task=%s target_id=#%d ra=%s\n", kind_name(kind), ep(e), dev, P(task),
-         renum(target_id), P(ra));
+         renum(target_id), RA(ra));
   pthread_mutex_unlock(&lock);
 }
 
@@ -121,7 +142,7 @@ static void on_target_emi(ompt_target_t kind, ompt_scope_endpoint_t e, int dev, 
   if (target && e == ompt_scope_begin)
     target->value = next_id++;
   printf("[ompt] target_emi %s %s dev=%d task=%s target_task=%s target=#%d ra=%s\n", kind_name(kind), ep(e), dev,
-         P(task), P(target_task), target ? renum(target->value) : -1, P(ra));
+         P(task), P(target_task), target ? renum(target->value) : -1, RA(ra));
   pthread_mutex_unlock(&lock);
 }
 
@@ -129,7 +150,7 @@ static void on_data_op(ompt_id_t target_id, ompt_id_t host_op_id, ompt_target_da
                        void *dst, int dst_dev, size_t bytes, const void *ra) {
   pthread_mutex_lock(&lock);
   printf("[ompt] data_op %s target_id=#%d op=#%d src=%s/%d dst=%s/%d bytes=%zu ra=%s\n", op_name(op), renum(target_id),
-         renum(host_op_id), P(src), src_dev, P(dst), dst_dev, bytes, P(ra));
+         renum(host_op_id), P(src), src_dev, P(dst), dst_dev, bytes, RA(ra));
   pthread_mutex_unlock(&lock);
 }
 
@@ -141,7 +162,7 @@ static void on_data_op_emi(ompt_scope_endpoint_t e, ompt_data_t *target_task, om
     *op_id = next_id++;
   printf("[ompt] data_op_emi %s %s target_task=%s target=#%d op=#%d src=%s/%d dst=%s/%d bytes=%zu ra=%s\n", op_name(op),
          ep(e), P(target_task), target ? renum(target->value) : -1, op_id ? renum(*op_id) : -1, P(src), src_dev, P(dst),
-         dst_dev, bytes, P(ra));
+         dst_dev, bytes, RA(ra));
   pthread_mutex_unlock(&lock);
 }
 

@@ -50,6 +50,8 @@ fn entry_points() -> Option<(TaskAlloc, TaskWithDeps)> {
     Some((alloc, with_deps))
 }
 
+// SAFETY: the symbol name is unique to this crate (build.rs's `INTERNAL_RA`).
+#[unsafe(export_name = "__omptarget_rs_impl_run_work")] // Entered through its `codeptr_ra` trampoline (build.rs).
 extern "C" fn run_work(_gtid: i32, task: *mut KmpTask) -> i32 {
     if task.is_null() {
         return 0;
@@ -61,6 +63,14 @@ extern "C" fn run_work(_gtid: i32, task: *mut KmpTask) -> i32 {
         crate::env::diag::report("an asynchronous device operation panicked; its result is undefined");
     }
     0
+}
+
+// SAFETY: build.rs defines the trampoline: it records its return address for
+// `codeptr_ra` (src/ompt/ra.rs) and jumps to `run_work`, same signature.
+unsafe extern "C" {
+    /// `run_work` as libomp calls it: 22.1 reports libomp's call site as the
+    /// `codeptr_ra` of an asynchronous operation's data ops.
+    safe fn __omptarget_rs_ra_run_work(gtid: i32, task: *mut KmpTask) -> i32;
 }
 
 /// Runs `work` in a libomp hidden-helper task after the tasks named by the
@@ -81,7 +91,7 @@ pub unsafe fn spawn(work: Work, depobjs: &[*mut c_void]) -> Result<i32, Work> {
         // SAFETY: an initialised depend object points at its dependence record.
         deps.push(unsafe { *(obj as *const KmpDependInfo) });
     }
-    let task = alloc(core::ptr::null(), gtid, HIDDEN_HELPER, size_of::<KmpTask>(), 0, run_work, -1);
+    let task = alloc(core::ptr::null(), gtid, HIDDEN_HELPER, size_of::<KmpTask>(), 0, __omptarget_rs_ra_run_work, -1);
     if task.is_null() || !(task as usize).is_multiple_of(align_of::<KmpTask>()) {
         return Err(work);
     }

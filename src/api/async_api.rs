@@ -100,7 +100,7 @@ pub unsafe extern "C" fn __tgt_async_info_destroy(async_info: *mut c_void) {
 ///
 /// # Safety
 /// As `__tgt_target_kernel`; `async_info` is NULL or a live handle.
-#[unsafe(no_mangle)]
+#[unsafe(export_name = "__omptarget_rs_impl___tgt_target_kernel_async")] // Exported through its `codeptr_ra` trampoline (src/api/exports.list).
 pub unsafe extern "C" fn __tgt_target_kernel_async(
     loc: *mut ident_t,
     device_id: i64,

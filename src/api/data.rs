@@ -261,7 +261,7 @@ unsafe fn target_data(name: &'static str, loc: *const ident_t, device_id: i64, r
 ///
 /// # Safety
 /// `loc` is NULL or a valid `ident_t`; each non-NULL array holds `arg_num` elements.
-#[unsafe(no_mangle)]
+#[unsafe(export_name = "__omptarget_rs_impl___tgt_target_data_begin_mapper")] // Exported through its `codeptr_ra` trampoline (src/api/exports.list).
 pub unsafe extern "C" fn __tgt_target_data_begin_mapper(
     loc: *mut ident_t,
     device_id: i64,
@@ -285,7 +285,7 @@ pub unsafe extern "C" fn __tgt_target_data_begin_mapper(
 ///
 /// # Safety
 /// As [`__tgt_target_data_begin_mapper`].
-#[unsafe(no_mangle)]
+#[unsafe(export_name = "__omptarget_rs_impl___tgt_target_data_begin_nowait_mapper")] // Exported through its `codeptr_ra` trampoline (src/api/exports.list).
 pub unsafe extern "C" fn __tgt_target_data_begin_nowait_mapper(
     loc: *mut ident_t,
     device_id: i64,
@@ -310,7 +310,7 @@ pub unsafe extern "C" fn __tgt_target_data_begin_nowait_mapper(
 ///
 /// # Safety
 /// Each non-NULL array holds `arg_num` elements.
-#[unsafe(no_mangle)]
+#[unsafe(export_name = "__omptarget_rs_impl___tgt_target_data_begin")] // Exported through its `codeptr_ra` trampoline (src/api/exports.list).
 pub unsafe extern "C" fn __tgt_target_data_begin(
     device_id: i64,
     arg_num: i32,
@@ -328,7 +328,7 @@ pub unsafe extern "C" fn __tgt_target_data_begin(
 ///
 /// # Safety
 /// Each non-NULL array holds `arg_num` elements.
-#[unsafe(no_mangle)]
+#[unsafe(export_name = "__omptarget_rs_impl___tgt_target_data_begin_nowait")] // Exported through its `codeptr_ra` trampoline (src/api/exports.list).
 pub unsafe extern "C" fn __tgt_target_data_begin_nowait(
     device_id: i64,
     arg_num: i32,
@@ -349,7 +349,7 @@ pub unsafe extern "C" fn __tgt_target_data_begin_nowait(
 ///
 /// # Safety
 /// `loc` is NULL or a valid `ident_t`; each non-NULL array holds `arg_num` elements.
-#[unsafe(no_mangle)]
+#[unsafe(export_name = "__omptarget_rs_impl___tgt_target_data_end_mapper")] // Exported through its `codeptr_ra` trampoline (src/api/exports.list).
 pub unsafe extern "C" fn __tgt_target_data_end_mapper(
     loc: *mut ident_t,
     device_id: i64,
@@ -373,7 +373,7 @@ pub unsafe extern "C" fn __tgt_target_data_end_mapper(
 ///
 /// # Safety
 /// As [`__tgt_target_data_end_mapper`].
-#[unsafe(no_mangle)]
+#[unsafe(export_name = "__omptarget_rs_impl___tgt_target_data_end_nowait_mapper")] // Exported through its `codeptr_ra` trampoline (src/api/exports.list).
 pub unsafe extern "C" fn __tgt_target_data_end_nowait_mapper(
     loc: *mut ident_t,
     device_id: i64,
@@ -398,7 +398,7 @@ pub unsafe extern "C" fn __tgt_target_data_end_nowait_mapper(
 ///
 /// # Safety
 /// Each non-NULL array holds `arg_num` elements.
-#[unsafe(no_mangle)]
+#[unsafe(export_name = "__omptarget_rs_impl___tgt_target_data_end")] // Exported through its `codeptr_ra` trampoline (src/api/exports.list).
 pub unsafe extern "C" fn __tgt_target_data_end(
     device_id: i64,
     arg_num: i32,
@@ -416,7 +416,7 @@ pub unsafe extern "C" fn __tgt_target_data_end(
 ///
 /// # Safety
 /// Each non-NULL array holds `arg_num` elements.
-#[unsafe(no_mangle)]
+#[unsafe(export_name = "__omptarget_rs_impl___tgt_target_data_end_nowait")] // Exported through its `codeptr_ra` trampoline (src/api/exports.list).
 pub unsafe extern "C" fn __tgt_target_data_end_nowait(
     device_id: i64,
     arg_num: i32,
@@ -437,7 +437,7 @@ pub unsafe extern "C" fn __tgt_target_data_end_nowait(
 ///
 /// # Safety
 /// `loc` is NULL or a valid `ident_t`; each non-NULL array holds `arg_num` elements.
-#[unsafe(no_mangle)]
+#[unsafe(export_name = "__omptarget_rs_impl___tgt_target_data_update_mapper")] // Exported through its `codeptr_ra` trampoline (src/api/exports.list).
 pub unsafe extern "C" fn __tgt_target_data_update_mapper(
     loc: *mut ident_t,
     device_id: i64,
@@ -461,7 +461,7 @@ pub unsafe extern "C" fn __tgt_target_data_update_mapper(
 ///
 /// # Safety
 /// As [`__tgt_target_data_update_mapper`].
-#[unsafe(no_mangle)]
+#[unsafe(export_name = "__omptarget_rs_impl___tgt_target_data_update_nowait_mapper")] // Exported through its `codeptr_ra` trampoline (src/api/exports.list).
 pub unsafe extern "C" fn __tgt_target_data_update_nowait_mapper(
     loc: *mut ident_t,
     device_id: i64,
@@ -486,7 +486,7 @@ pub unsafe extern "C" fn __tgt_target_data_update_nowait_mapper(
 ///
 /// # Safety
 /// Each non-NULL array holds `arg_num` elements.
-#[unsafe(no_mangle)]
+#[unsafe(export_name = "__omptarget_rs_impl___tgt_target_data_update")] // Exported through its `codeptr_ra` trampoline (src/api/exports.list).
 pub unsafe extern "C" fn __tgt_target_data_update(
     device_id: i64,
     arg_num: i32,
@@ -504,7 +504,7 @@ pub unsafe extern "C" fn __tgt_target_data_update(
 ///
 /// # Safety
 /// Each non-NULL array holds `arg_num` elements.
-#[unsafe(no_mangle)]
+#[unsafe(export_name = "__omptarget_rs_impl___tgt_target_data_update_nowait")] // Exported through its `codeptr_ra` trampoline (src/api/exports.list).
 pub unsafe extern "C" fn __tgt_target_data_update_nowait(
     device_id: i64,
     arg_num: i32,

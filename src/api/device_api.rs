@@ -35,7 +35,7 @@ pub extern "C" fn omp_get_device_num() -> c_int {
 }
 
 /// Allocates device memory (NULL for size 0 or on failure).
-#[unsafe(no_mangle)]
+#[unsafe(export_name = "__omptarget_rs_impl_omp_target_alloc")] // Exported through its `codeptr_ra` trampoline (src/api/exports.list).
 pub extern "C" fn omp_target_alloc(size: usize, device_num: c_int) -> *mut c_void {
     ptr_entry("omp_target_alloc", || Ok(runtime::get().target_alloc(size, device_num as i64, AllocKind::Default) as *mut c_void))
 }
@@ -44,7 +44,7 @@ pub extern "C" fn omp_target_alloc(size: usize, device_num: c_int) -> *mut c_voi
 ///
 /// # Safety
 /// `device_ptr` is NULL or was returned by `omp_target_alloc` for `device_num`.
-#[unsafe(no_mangle)]
+#[unsafe(export_name = "__omptarget_rs_impl_omp_target_free")] // Exported through its `codeptr_ra` trampoline (src/api/exports.list).
 pub unsafe extern "C" fn omp_target_free(device_ptr: *mut c_void, device_num: c_int) {
     void_entry("omp_target_free", || {
         runtime::get().target_free(device_ptr as usize, device_num as i64, AllocKind::Default);
@@ -53,7 +53,7 @@ pub unsafe extern "C" fn omp_target_free(device_ptr: *mut c_void, device_num: c_
 }
 
 /// Allocates device memory (LLVM extension); NULL for size 0 or on failure.
-#[unsafe(no_mangle)]
+#[unsafe(export_name = "__omptarget_rs_impl_llvm_omp_target_alloc_device")] // Exported through its `codeptr_ra` trampoline (src/api/exports.list).
 pub extern "C" fn llvm_omp_target_alloc_device(size: usize, device_num: c_int) -> *mut c_void {
     ptr_entry("llvm_omp_target_alloc_device", || Ok(runtime::get().target_alloc(size, device_num as i64, AllocKind::Device) as *mut c_void))
 }
@@ -62,7 +62,7 @@ pub extern "C" fn llvm_omp_target_alloc_device(size: usize, device_num: c_int) -
 ///
 /// # Safety
 /// `ptr` is NULL or was returned by `llvm_omp_target_alloc_device` for `device_num`.
-#[unsafe(no_mangle)]
+#[unsafe(export_name = "__omptarget_rs_impl_llvm_omp_target_free_device")] // Exported through its `codeptr_ra` trampoline (src/api/exports.list).
 pub unsafe extern "C" fn llvm_omp_target_free_device(ptr: *mut c_void, device_num: c_int) {
     void_entry("llvm_omp_target_free_device", || {
         runtime::get().target_free(ptr as usize, device_num as i64, AllocKind::Device);
@@ -71,7 +71,7 @@ pub unsafe extern "C" fn llvm_omp_target_free_device(ptr: *mut c_void, device_nu
 }
 
 /// Allocates pinned host memory (LLVM extension); NULL for size 0 or on failure.
-#[unsafe(no_mangle)]
+#[unsafe(export_name = "__omptarget_rs_impl_llvm_omp_target_alloc_host")] // Exported through its `codeptr_ra` trampoline (src/api/exports.list).
 pub extern "C" fn llvm_omp_target_alloc_host(size: usize, device_num: c_int) -> *mut c_void {
     ptr_entry("llvm_omp_target_alloc_host", || Ok(runtime::get().target_alloc(size, device_num as i64, AllocKind::Host) as *mut c_void))
 }
@@ -80,7 +80,7 @@ pub extern "C" fn llvm_omp_target_alloc_host(size: usize, device_num: c_int) -> 
 ///
 /// # Safety
 /// `ptr` is NULL or was returned by `llvm_omp_target_alloc_host` for `device_num`.
-#[unsafe(no_mangle)]
+#[unsafe(export_name = "__omptarget_rs_impl_llvm_omp_target_free_host")] // Exported through its `codeptr_ra` trampoline (src/api/exports.list).
 pub unsafe extern "C" fn llvm_omp_target_free_host(ptr: *mut c_void, device_num: c_int) {
     void_entry("llvm_omp_target_free_host", || {
         runtime::get().target_free(ptr as usize, device_num as i64, AllocKind::Host);
@@ -89,7 +89,7 @@ pub unsafe extern "C" fn llvm_omp_target_free_host(ptr: *mut c_void, device_num:
 }
 
 /// Allocates managed (shared) memory (LLVM extension); NULL for size 0 or on failure.
-#[unsafe(no_mangle)]
+#[unsafe(export_name = "__omptarget_rs_impl_llvm_omp_target_alloc_shared")] // Exported through its `codeptr_ra` trampoline (src/api/exports.list).
 pub extern "C" fn llvm_omp_target_alloc_shared(size: usize, device_num: c_int) -> *mut c_void {
     ptr_entry("llvm_omp_target_alloc_shared", || Ok(runtime::get().target_alloc(size, device_num as i64, AllocKind::Shared) as *mut c_void))
 }
@@ -98,7 +98,7 @@ pub extern "C" fn llvm_omp_target_alloc_shared(size: usize, device_num: c_int) -
 ///
 /// # Safety
 /// `ptr` is NULL or was returned by `llvm_omp_target_alloc_shared` for `device_num`.
-#[unsafe(no_mangle)]
+#[unsafe(export_name = "__omptarget_rs_impl_llvm_omp_target_free_shared")] // Exported through its `codeptr_ra` trampoline (src/api/exports.list).
 pub unsafe extern "C" fn llvm_omp_target_free_shared(ptr: *mut c_void, device_num: c_int) {
     void_entry("llvm_omp_target_free_shared", || {
         runtime::get().target_free(ptr as usize, device_num as i64, AllocKind::Shared);
@@ -122,7 +122,7 @@ pub extern "C" fn omp_target_is_accessible(ptr: *const c_void, size: usize, devi
 ///
 /// # Safety
 /// `dst`/`src` (plus offsets) address `length` bytes on their devices.
-#[unsafe(no_mangle)]
+#[unsafe(export_name = "__omptarget_rs_impl_omp_target_memcpy")] // Exported through its `codeptr_ra` trampoline (src/api/exports.list).
 pub unsafe extern "C" fn omp_target_memcpy(
     dst: *mut c_void,
     src: *const c_void,
@@ -141,7 +141,7 @@ pub unsafe extern "C" fn omp_target_memcpy(
 ///
 /// # Safety
 /// The arrays hold `num_dims` elements; the buffers cover the described volumes.
-#[unsafe(no_mangle)]
+#[unsafe(export_name = "__omptarget_rs_impl_omp_target_memcpy_rect")] // Exported through its `codeptr_ra` trampoline (src/api/exports.list).
 pub unsafe extern "C" fn omp_target_memcpy_rect(
     dst: *mut c_void,
     src: *const c_void,
@@ -258,7 +258,7 @@ unsafe fn run_async(
 ///
 /// # Safety
 /// As `omp_target_memcpy`; the memory stays valid until the task completes.
-#[unsafe(no_mangle)]
+#[unsafe(export_name = "__omptarget_rs_impl_omp_target_memcpy_async")] // Exported through its `codeptr_ra` trampoline (src/api/exports.list).
 pub unsafe extern "C" fn omp_target_memcpy_async(
     dst: *mut c_void,
     src: *const c_void,
@@ -293,7 +293,7 @@ pub unsafe extern "C" fn omp_target_memcpy_async(
 ///
 /// # Safety
 /// As `omp_target_memcpy_rect`; the memory stays valid until the task completes.
-#[unsafe(no_mangle)]
+#[unsafe(export_name = "__omptarget_rs_impl_omp_target_memcpy_rect_async")] // Exported through its `codeptr_ra` trampoline (src/api/exports.list).
 pub unsafe extern "C" fn omp_target_memcpy_rect_async(
     dst: *mut c_void,
     src: *const c_void,
@@ -357,7 +357,7 @@ pub unsafe extern "C" fn omp_target_memcpy_rect_async(
 ///
 /// # Safety
 /// `ptr` addresses `num_bytes` bytes on `device_num`.
-#[unsafe(no_mangle)]
+#[unsafe(export_name = "__omptarget_rs_impl_omp_target_memset")] // Exported through its `codeptr_ra` trampoline (src/api/exports.list).
 pub unsafe extern "C" fn omp_target_memset(ptr: *mut c_void, byte_val: c_int, num_bytes: usize, device_num: c_int) -> *mut c_void {
     void_entry("omp_target_memset", || {
         runtime::get().target_memset(ptr as usize, byte_val, num_bytes, device_num as i64);
@@ -371,7 +371,7 @@ pub unsafe extern "C" fn omp_target_memset(ptr: *mut c_void, byte_val: c_int, nu
 ///
 /// # Safety
 /// As `omp_target_memset`; the memory stays valid until the task completes.
-#[unsafe(no_mangle)]
+#[unsafe(export_name = "__omptarget_rs_impl_omp_target_memset_async")] // Exported through its `codeptr_ra` trampoline (src/api/exports.list).
 pub unsafe extern "C" fn omp_target_memset_async(
     ptr: *mut c_void,
     byte_val: c_int,
@@ -400,7 +400,7 @@ pub unsafe extern "C" fn omp_target_memset_async(
 }
 
 /// Associates a device buffer with a host address.
-#[unsafe(no_mangle)]
+#[unsafe(export_name = "__omptarget_rs_impl_omp_target_associate_ptr")] // Exported through its `codeptr_ra` trampoline (src/api/exports.list).
 pub extern "C" fn omp_target_associate_ptr(
     host_ptr: *const c_void,
     device_ptr: *const c_void,
@@ -414,7 +414,7 @@ pub extern "C" fn omp_target_associate_ptr(
 }
 
 /// Removes an association made by `omp_target_associate_ptr`.
-#[unsafe(no_mangle)]
+#[unsafe(export_name = "__omptarget_rs_impl_omp_target_disassociate_ptr")] // Exported through its `codeptr_ra` trampoline (src/api/exports.list).
 pub extern "C" fn omp_target_disassociate_ptr(host_ptr: *const c_void, device_num: c_int) -> c_int {
     int_entry("omp_target_disassociate_ptr", || Ok(runtime::get().disassociate_ptr(host_ptr as usize, device_num as i64)))
 }

@@ -112,7 +112,7 @@ unsafe fn read_kernel_args<'a>(
 /// # Safety
 /// `loc` is NULL or a valid `ident_t`; `args` points to a kernel-arguments
 /// struct of its declared version whose arrays hold `NumArgs` elements.
-#[unsafe(no_mangle)]
+#[unsafe(export_name = "__omptarget_rs_impl___tgt_target_kernel")] // Exported through its `codeptr_ra` trampoline (src/api/exports.list).
 pub unsafe extern "C" fn __tgt_target_kernel(
     loc: *mut ident_t,
     device_id: i64,
@@ -217,7 +217,7 @@ pub(crate) unsafe fn target_kernel(
 ///
 /// # Safety
 /// As [`__tgt_target_kernel`].
-#[unsafe(no_mangle)]
+#[unsafe(export_name = "__omptarget_rs_impl___tgt_target_kernel_nowait")] // Exported through its `codeptr_ra` trampoline (src/api/exports.list).
 pub unsafe extern "C" fn __tgt_target_kernel_nowait(
     loc: *mut ident_t,
     device_id: i64,
@@ -266,7 +266,7 @@ fn legacy_args(
 ///
 /// # Safety
 /// `loc` is NULL or valid; each non-NULL array holds `arg_num` elements.
-#[unsafe(no_mangle)]
+#[unsafe(export_name = "__omptarget_rs_impl___tgt_target_teams_mapper")] // Exported through its `codeptr_ra` trampoline (src/api/exports.list).
 pub unsafe extern "C" fn __tgt_target_teams_mapper(
     loc: *mut ident_t,
     device_id: i64,
@@ -290,7 +290,7 @@ pub unsafe extern "C" fn __tgt_target_teams_mapper(
 ///
 /// # Safety
 /// As [`__tgt_target_teams_mapper`].
-#[unsafe(no_mangle)]
+#[unsafe(export_name = "__omptarget_rs_impl___tgt_target_mapper")] // Exported through its `codeptr_ra` trampoline (src/api/exports.list).
 pub unsafe extern "C" fn __tgt_target_mapper(
     loc: *mut ident_t,
     device_id: i64,
@@ -313,7 +313,7 @@ pub unsafe extern "C" fn __tgt_target_mapper(
 ///
 /// # Safety
 /// Each non-NULL array holds `arg_num` elements.
-#[unsafe(no_mangle)]
+#[unsafe(export_name = "__omptarget_rs_impl___tgt_target")] // Exported through its `codeptr_ra` trampoline (src/api/exports.list).
 pub unsafe extern "C" fn __tgt_target(
     device_id: i64,
     host_ptr: *mut c_void,
@@ -332,7 +332,7 @@ pub unsafe extern "C" fn __tgt_target(
 ///
 /// # Safety
 /// Each non-NULL array holds `arg_num` elements.
-#[unsafe(no_mangle)]
+#[unsafe(export_name = "__omptarget_rs_impl___tgt_target_teams")] // Exported through its `codeptr_ra` trampoline (src/api/exports.list).
 pub unsafe extern "C" fn __tgt_target_teams(
     device_id: i64,
     host_ptr: *mut c_void,
@@ -368,7 +368,7 @@ pub unsafe extern "C" fn __tgt_target_teams(
 ///
 /// # Safety
 /// Each non-NULL array holds `arg_num` elements.
-#[unsafe(no_mangle)]
+#[unsafe(export_name = "__omptarget_rs_impl___tgt_target_nowait")] // Exported through its `codeptr_ra` trampoline (src/api/exports.list).
 pub unsafe extern "C" fn __tgt_target_nowait(
     device_id: i64,
     host_ptr: *mut c_void,
@@ -390,7 +390,7 @@ pub unsafe extern "C" fn __tgt_target_nowait(
 ///
 /// # Safety
 /// As [`__tgt_target_mapper`].
-#[unsafe(no_mangle)]
+#[unsafe(export_name = "__omptarget_rs_impl___tgt_target_nowait_mapper")] // Exported through its `codeptr_ra` trampoline (src/api/exports.list).
 pub unsafe extern "C" fn __tgt_target_nowait_mapper(
     loc: *mut ident_t,
     device_id: i64,
@@ -415,7 +415,7 @@ pub unsafe extern "C" fn __tgt_target_nowait_mapper(
 ///
 /// # Safety
 /// Each non-NULL array holds `arg_num` elements.
-#[unsafe(no_mangle)]
+#[unsafe(export_name = "__omptarget_rs_impl___tgt_target_teams_nowait")] // Exported through its `codeptr_ra` trampoline (src/api/exports.list).
 pub unsafe extern "C" fn __tgt_target_teams_nowait(
     device_id: i64,
     host_ptr: *mut c_void,
@@ -439,7 +439,7 @@ pub unsafe extern "C" fn __tgt_target_teams_nowait(
 ///
 /// # Safety
 /// As [`__tgt_target_teams_mapper`].
-#[unsafe(no_mangle)]
+#[unsafe(export_name = "__omptarget_rs_impl___tgt_target_teams_nowait_mapper")] // Exported through its `codeptr_ra` trampoline (src/api/exports.list).
 pub unsafe extern "C" fn __tgt_target_teams_nowait_mapper(
     loc: *mut ident_t,
     device_id: i64,

@@ -16,5 +16,8 @@ pub mod kernel_lang;
 pub mod register;
 pub mod unimplemented;
 
+// The `codeptr_ra` trampolines of the exports marked `ra` (see build.rs and
+// src/ompt/ra.rs), then every export tagged NAME@@VERS1.0.
+core::arch::global_asm!(include_str!(concat!(env!("OUT_DIR"), "/ra_trampolines.s")));
 // Tag every export NAME@@VERS1.0 (see build.rs).
 core::arch::global_asm!(include_str!(concat!(env!("OUT_DIR"), "/symver.s")));

@@ -19,6 +19,7 @@ use std::ffi::{c_char, c_int, c_uint, c_void};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Once, OnceLock};
 
+pub mod ra;
 pub mod trace;
 
 /// `ompt_data_t`: a tool's word for a task, region or operation.
@@ -353,7 +354,6 @@ fn target_end(kind: Kind, device: i64, codeptr: usize) {
         r.target_task_data.set(std::ptr::null_mut());
         r.target_data.set(0);
     });
-    set_codeptr(0);
 }
 
 /// One data operation, begin or end: source and destination as 22.1 names them.
@@ -476,21 +476,25 @@ pub fn submit(begin: bool, device: usize, teams: u32) {
 }
 
 thread_local! {
-    /// The code address reported as `codeptr_ra` for the construct in progress.
+    /// The `codeptr_ra` pinned for the construct in progress (0: none).
     static CODEPTR: Cell<usize> = const { Cell::new(0) };
 }
 
-/// Sets the code address of the construct in progress (the entry point's
-/// location: Rust has no `__builtin_return_address`, see README).
+/// Pins the code address reported for the construct in progress.
 #[inline]
 pub fn set_codeptr(p: usize) {
     CODEPTR.with(|c| c.set(p));
 }
 
+/// `codeptr_ra` for a data operation: the construct's pinned address, else
+/// (the `omp_target_*` API) the entry point's return address, else (off
+/// x86_64) this module's entry.
 fn codeptr_placeholder() -> *const c_void {
     match CODEPTR.with(|c| c.get()) {
-        // Outside a construct (the `omp_target_*` API): this module's entry.
-        0 => connect as *const c_void,
+        0 => match ra::last_entry() {
+            0 => connect as *const c_void,
+            p => p as *const c_void,
+        },
         p => p as *const c_void,
     }
 }
@@ -512,11 +516,20 @@ thread_local! {
 #[inline(never)]
 pub fn construct_begin(kind: Kind, device: i64, codeptr: usize, name: &'static str, detail: &dyn Fn() -> String) {
     crate::profile::begin(name, detail);
+    let depth = OPEN_DEPTH.with(|d| d.get());
+    // 22.1: the outermost entry's return address (read before the construct's
+    // mappers and callbacks run); a nested construct keeps the outer one; off
+    // x86_64 the caller's `codeptr`.
+    let codeptr = match (depth, CODEPTR.with(|c| c.get()), ra::last_entry()) {
+        (0, _, 0) | (_, 0, 0) => codeptr,
+        (0, _, ra) | (_, 0, ra) => ra,
+        (_, outer, _) => outer,
+    };
     if on() {
         set_codeptr(codeptr);
         target_begin(kind, device, codeptr);
     }
-    let depth = OPEN_DEPTH.with(|d| d.replace(d.get() + 1));
+    OPEN_DEPTH.with(|d| d.set(depth + 1));
     if depth < MAX_OPEN {
         OPEN.with(|o| o[depth].set(Some((kind, device, codeptr))));
     }
@@ -534,5 +547,8 @@ pub fn construct_end() {
     {
         target_end(kind, device, codeptr);
     }
+    // Back to the enclosing construct's address, or none.
+    let outer = depth.checked_sub(1).filter(|&d| d < MAX_OPEN).and_then(|d| OPEN.with(|o| o[d].get())).map_or(0, |(_, _, p)| p);
+    set_codeptr(outer);
     crate::profile::end();
 }
