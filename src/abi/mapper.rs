@@ -31,14 +31,14 @@ pub struct MapperComponents {
     end_of_storage: *mut MapComponent,
 }
 
-type NewFn = unsafe extern "C" fn(usize) -> *mut c_void;
-type DeleteFn = unsafe extern "C" fn(*mut c_void);
+pub(crate) type NewFn = unsafe extern "C" fn(usize) -> *mut c_void;
+pub(crate) type DeleteFn = unsafe extern "C" fn(*mut c_void);
 
 /// The allocator of the vectors' storage: libstdc++'s global `operator new`
 /// and `operator delete` where the process has them (C++ programs), which
 /// is what the program's `std::vector` frees with; `malloc`/`free` in a C
 /// process, where only we ever grow or free a vector.
-fn allocator() -> (NewFn, DeleteFn) {
+pub(crate) fn allocator() -> (NewFn, DeleteFn) {
     static ALLOC: std::sync::OnceLock<(usize, usize)> = std::sync::OnceLock::new();
     let &(n, d) = ALLOC.get_or_init(|| {
         // SAFETY: dlsym with NUL-terminated names on the global scope.
