@@ -51,3 +51,11 @@ bash c-tests/profile.sh
 bash c-tests/why-no-device.sh
 # Issue 11 items 5 and 7: a kernel missing from its image fails only its own launch.
 bash c-tests/missing-kernel.sh
+# issue 14: fuzz, valgrind, miri
+# Each cargo-fuzz target (tests/fuzz) for 20 s from the repository's images,
+# fails on any crash; --runs 10000000 for the closing note's figures.
+bash tests/fuzz/run.sh --time 20
+# Part of the differential suite under valgrind memcheck, our library replacing 22.1's.
+bash c-tests/reliability/valgrind.sh
+# The pure modules' unit tests (parsers, mapping table, fuzz harnesses) under miri.
+bash c-tests/reliability/miri.sh

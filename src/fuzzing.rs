@@ -139,7 +139,7 @@ pub fn mapper_components(data: &[u8]) {
         3 => end = end.saturating_sub(8),
         _ => {}
     }
-    let base = if mode % 5 == 4 { 0 } else { storage as usize };
+    let base = if mode % 5 == 4 { core::ptr::null_mut() } else { storage };
     let mut v = [base, base.wrapping_add(fin), base.wrapping_add(end)];
     let handle = v.as_mut_ptr() as *mut core::ffi::c_void;
     // SAFETY: `handle` points to 24 aligned, writable bytes owned here; an
@@ -167,5 +167,108 @@ pub fn mapper_components(data: &[u8]) {
     if !accepted && !storage.is_null() {
         // SAFETY: the block allocated above, not taken by a vector.
         unsafe { crate::abi::mapper::allocator().1(storage.cast()) };
+    }
+}
+
+/// The fuzz entry points on a few inputs each, so that `cargo miri test`
+/// checks the unsafe code of the kernel-arguments reader and the mapper
+/// vector (.ci/run's miri job) and normal test runs keep the harnesses working.
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A kernel-arguments struct of `version` with `n` arguments, its pointer
+    /// fields' low bits set to `mode` (0: the arrays, 1: NULL, 2: misaligned).
+    fn kernel_args_input(version: u32, n: u32, mode: u64) -> Vec<u8> {
+        let mut b = Vec::new();
+        b.extend_from_slice(&version.to_le_bytes());
+        b.extend_from_slice(&n.to_le_bytes());
+        for _ in 0..6 {
+            b.extend_from_slice(&mode.to_le_bytes());
+        }
+        b.extend_from_slice(&1000u64.to_le_bytes());
+        b.extend_from_slice(&u64::MAX.to_le_bytes());
+        for v in [4u32, 0, 1, 128, 0, 1, 0] {
+            b.extend_from_slice(&v.to_le_bytes());
+        }
+        b.resize(104, 0);
+        for i in 0..u64::from(n.min(16)) * 4 {
+            b.extend_from_slice(&(0x1000 + i * 8).to_le_bytes());
+        }
+        b
+    }
+
+    #[test]
+    fn kernel_args_harness() {
+        for version in [0, 1, 2, 3, 4] {
+            for n in [0, 1, 3, 9] {
+                for mode in [0, 1, 2] {
+                    kernel_args(&kernel_args_input(version, n, mode));
+                }
+            }
+        }
+        kernel_args(&kernel_args_input(3, u32::MAX, 0));
+        kernel_args(&[]);
+        kernel_args(&[3, 0, 0, 0, 1]);
+    }
+
+    #[test]
+    fn mapper_components_harness() {
+        for cap in [0u8, 1, 4, 8] {
+            for len in [0u8, 1, 4, 9] {
+                for mode in 0..5 {
+                    for pushes in [0u8, 1, 5] {
+                        mapper_components(&[cap, len, mode, pushes]);
+                    }
+                }
+            }
+        }
+        mapper_components(&[1, 2]);
+    }
+
+    #[test]
+    fn entries_harness() {
+        let mut current = Vec::new();
+        for k in 0..3u64 {
+            current.extend_from_slice(&0u64.to_le_bytes());
+            current.extend_from_slice(&1u16.to_le_bytes());
+            current.extend_from_slice(&1u16.to_le_bytes());
+            current.extend_from_slice(&0u32.to_le_bytes());
+            for v in [0x1000 + 8 * k, 0x2000 + 8 * k, 4, 0, 0] {
+                current.extend_from_slice(&v.to_le_bytes());
+            }
+        }
+        entries(&current);
+        for cut in [0, 1, 8, 55, 57, current.len() - 1] {
+            entries(&current[..cut]);
+        }
+        let mut legacy = Vec::new();
+        for v in [0x1000u64, 0x2001, 4, 0] {
+            legacy.extend_from_slice(&v.to_le_bytes());
+        }
+        entries(&legacy);
+    }
+
+    #[test]
+    fn image_harnesses_on_small_inputs() {
+        let mut elf = vec![0u8; 64];
+        elf[..4].copy_from_slice(b"\x7fELF");
+        elf[4] = 2;
+        elf[5] = 1;
+        let container = crate::runtime::image::tests::wrap(&elf, "x86_64-unknown-linux-gnu", "");
+        for input in [&[][..], &elf[..], &elf[..20], &container[..], &container[..container.len() / 2]] {
+            offload_binary(input);
+            self::elf(input);
+            cuda_image(input);
+            amdgpu_image(input);
+            program_image(input);
+        }
+        // msgpack: {"amdhsa.version": [1, 2]}, then truncations and a huge length.
+        let note = b"\x81\xaeamdhsa.version\x92\x01\x02";
+        for cut in 0..=note.len() {
+            amdgpu_msgpack(&note[..cut]);
+        }
+        amdgpu_msgpack(b"\xdd\xff\xff\xff\xff");
+        amdgpu_msgpack(b"\xdf\xff\xff\xff\xff");
     }
 }

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # tests/fuzz/run.sh [--runs N | --time S] [TARGET...] - builds the cargo-fuzz
 # targets of tests/fuzz (issue 14) and runs each one, seeded with real images
-# built from this repository, for N executions (--runs) or S seconds (--time,
-# default 30). Prints one line per target (executions, exec/s, coverage,
+# built from this repository, for N executions (--runs) or S seconds (--time;
+# both: whichever comes first; default 30 s). Prints one line per target (executions, exec/s, coverage,
 # features, corpus) and exits non-zero if any target crashes, leaks, times out
 # or runs out of memory; the input that did it is in tests/fuzz/artifacts/TARGET.
 #
@@ -18,14 +18,15 @@ FUZZ=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 ROOT=$(cd "$FUZZ/../.." && pwd)
 cd "$ROOT"
 
-mode=(-max_total_time=30)
+mode=()
 while [ $# -gt 0 ]; do
   case $1 in
-    --runs) mode=(-runs="$2"); shift 2 ;;
-    --time) mode=(-max_total_time="$2"); shift 2 ;;
+    --runs) mode+=(-runs="$2"); shift 2 ;;
+    --time) mode+=(-max_total_time="$2"); shift 2 ;;
     *) break ;;
   esac
 done
+[ ${#mode[@]} -gt 0 ] || mode=(-max_total_time=30)
 all=(offload_binary elf entries cuda_image amdgpu_image amdgpu_msgpack program_image kernel_args mapper_components)
 targets=("$@")
 [ ${#targets[@]} -gt 0 ] || targets=("${all[@]}")
