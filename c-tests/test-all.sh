@@ -58,3 +58,11 @@ bash c-tests/ompt-trace.sh
 # The OMPT tool's callbacks over the whole differential suite, LLVM 22.1
 # versus ours (c-tests/ompt/suite.divergence lists the differences; ~70 s).
 bash c-tests/ompt-suite.sh
+# issue 14: fuzz, valgrind, miri
+# Each cargo-fuzz target (tests/fuzz) for 20 s from the repository's images,
+# fails on any crash; --runs 10000000 for the closing note's figures.
+bash tests/fuzz/run.sh --time 20
+# Part of the differential suite under valgrind memcheck, our library replacing 22.1's.
+bash c-tests/reliability/valgrind.sh
+# The pure modules' unit tests (parsers, mapping table, fuzz harnesses) under miri.
+bash c-tests/reliability/miri.sh

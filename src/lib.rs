@@ -22,6 +22,8 @@ pub mod abi;
 pub mod api;
 pub mod env;
 pub mod error;
+#[doc(hidden)]
+pub mod fuzzing;
 pub mod offload;
 pub mod ompt;
 pub mod plugins;

@@ -31,26 +31,28 @@ pub struct MapperComponents {
     end_of_storage: *mut MapComponent,
 }
 
-type NewFn = unsafe extern "C" fn(usize) -> *mut c_void;
-type DeleteFn = unsafe extern "C" fn(*mut c_void);
+pub(crate) type NewFn = unsafe extern "C" fn(usize) -> *mut c_void;
+pub(crate) type DeleteFn = unsafe extern "C" fn(*mut c_void);
 
 /// The allocator of the vectors' storage: libstdc++'s global `operator new`
 /// and `operator delete` where the process has them (C++ programs), which
 /// is what the program's `std::vector` frees with; `malloc`/`free` in a C
 /// process, where only we ever grow or free a vector.
-fn allocator() -> (NewFn, DeleteFn) {
-    static ALLOC: std::sync::OnceLock<(usize, usize)> = std::sync::OnceLock::new();
-    let &(n, d) = ALLOC.get_or_init(|| {
+pub(crate) fn allocator() -> (NewFn, DeleteFn) {
+    static ALLOC: std::sync::OnceLock<(NewFn, DeleteFn)> = std::sync::OnceLock::new();
+    *ALLOC.get_or_init(|| {
+        // Miri cannot call what dlsym finds (cargo miri test, issue 14).
+        if cfg!(miri) {
+            return (libc::malloc, libc::free);
+        }
         // SAFETY: dlsym with NUL-terminated names on the global scope.
         let (n, d) = unsafe { (libc::dlsym(libc::RTLD_DEFAULT, c"_Znwm".as_ptr()), libc::dlsym(libc::RTLD_DEFAULT, c"_ZdlPv".as_ptr())) };
         if n.is_null() || d.is_null() {
-            (libc::malloc as *const () as usize, libc::free as *const () as usize)
-        } else {
-            (n as usize, d as usize)
+            return (libc::malloc, libc::free);
         }
-    });
-    // SAFETY: both are functions of these signatures (`operator new(size_t)`, `operator delete(void *)`, or malloc/free).
-    unsafe { (core::mem::transmute::<usize, NewFn>(n), core::mem::transmute::<usize, DeleteFn>(d)) }
+        // SAFETY: both are functions of these signatures (`operator new(size_t)`, `operator delete(void *)`).
+        unsafe { (core::mem::transmute::<*mut c_void, NewFn>(n), core::mem::transmute::<*mut c_void, DeleteFn>(d)) }
+    })
 }
 
 impl Default for MapperComponents {

@@ -430,17 +430,8 @@ pub extern "C" fn omp_get_mapped_ptr(ptr: *const c_void, device_num: c_int) -> *
 pub extern "C" fn omp_get_uid_from_device(device_num: c_int) -> *const c_char {
     ptr_entry("omp_get_uid_from_device", || {
         let uid = runtime::get().uid_of(device_num as i64);
-        Ok(intern(uid).as_ptr() as *mut c_char)
+        Ok(runtime::intern_uid(uid).as_ptr() as *mut c_char)
     })
-}
-
-/// Keeps one NUL-terminated copy of each UID string alive for the process.
-fn intern(s: String) -> &'static std::ffi::CStr {
-    use std::collections::HashMap;
-    use std::sync::{LazyLock, Mutex};
-    static UIDS: LazyLock<Mutex<HashMap<String, &'static std::ffi::CStr>>> = LazyLock::new(Default::default);
-    let mut m = UIDS.lock().unwrap_or_else(|p| p.into_inner());
-    m.entry(s.clone()).or_insert_with(|| Box::leak(std::ffi::CString::new(s).unwrap_or_default().into_boxed_c_str()))
 }
 
 /// The device number of a UID, or `omp_invalid_device`.

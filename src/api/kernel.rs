@@ -103,6 +103,69 @@ unsafe fn read_kernel_args<'a>(
     Ok(req)
 }
 
+/// The fuzz harness of [`read_kernel_args`] (`crate::fuzzing::kernel_args`):
+/// `data` is a kernel-arguments struct's 104 bytes (zero-padded) followed by
+/// the arrays' contents. `NumArgs` above `i32::MAX` is kept (it must be
+/// rejected before any array is read); others are reduced below 600 and each
+/// array gets that many elements, with its pointer field, by its low two bits,
+/// replaced by a pointer to them, NULL, or that pointer plus one (misaligned).
+#[doc(hidden)]
+pub fn fuzz_kernel_args(data: &[u8]) {
+    let mut head = [0u8; size_of::<__tgt_kernel_arguments>()];
+    let n = data.len().min(head.len());
+    head[..n].copy_from_slice(&data[..n]);
+    let tail = &data[n..];
+    // SAFETY: the struct is plain integers and raw pointers; every bit pattern is valid.
+    let mut ka: __tgt_kernel_arguments = unsafe { core::mem::transmute(head) };
+    let num = if ka.NumArgs > i32::MAX as u32 { 0 } else { ka.NumArgs as usize % 600 };
+    if ka.NumArgs <= i32::MAX as u32 {
+        ka.NumArgs = num as u32;
+    }
+    let word = |i: usize| -> u64 {
+        if tail.is_empty() {
+            return 0;
+        }
+        let mut b = [0u8; 8];
+        for (k, v) in b.iter_mut().enumerate() {
+            *v = tail[(i * 8 + k) % tail.len()];
+        }
+        u64::from_le_bytes(b)
+    };
+    // One extra element so that a misaligned pointer stays inside the array.
+    let mut arrays: Vec<Vec<u64>> = (0..6).map(|a| (0..=num).map(|i| word(a * num + i)).collect()).collect();
+    let fields: [&mut *mut c_void; 6] = [
+        void_field(&mut ka.ArgBasePtrs),
+        void_field(&mut ka.ArgPtrs),
+        void_field(&mut ka.ArgSizes),
+        void_field(&mut ka.ArgTypes),
+        void_field(&mut ka.ArgNames),
+        void_field(&mut ka.ArgMappers),
+    ];
+    for (f, arr) in fields.into_iter().zip(arrays.iter_mut()) {
+        let p = arr.as_mut_ptr() as *mut u8;
+        *f = match (*f as usize) & 3 {
+            1 => core::ptr::null_mut(),
+            2 => p.wrapping_add(1).cast(),
+            _ => p.cast(),
+        };
+    }
+    let teams = i32::from_le_bytes(head[72..76].try_into().expect("invariant: 4 bytes"));
+    let threads = i32::from_le_bytes(head[84..88].try_into().expect("invariant: 4 bytes"));
+    let mut buf = super::data::ArgBuf::new();
+    // SAFETY: `ka` is a full, writable 104-byte struct whose non-NULL arrays
+    // hold `NumArgs` elements (plus one, for the misaligned case).
+    if let Ok(req) = unsafe { read_kernel_args(&mut ka, teams, threads, &mut buf) } {
+        assert_eq!(req.args.len(), num, "argument count");
+        assert!(req.version >= 2 || req.flags == 0, "flags of a version 0/1 struct");
+    }
+}
+
+/// The pointer fields of [`__tgt_kernel_arguments`] as `*mut c_void`.
+fn void_field<T>(f: &mut *mut T) -> &mut *mut c_void {
+    // SAFETY: `*mut T` and `*mut c_void` have the same size and layout.
+    unsafe { &mut *(f as *mut *mut T as *mut *mut c_void) }
+}
+
 /// Launches the kernel registered for `host_ptr` (its region id).
 ///
 /// Returns 0 when the region ran on the device; -1 tells the caller to run

@@ -80,7 +80,7 @@ pub struct Interop {
 }
 
 /// Live objects by address: every pointer from the program is looked up here.
-static LIVE: LazyLock<Mutex<HashMap<usize, Arc<Interop>>>> = LazyLock::new(Default::default);
+pub(super) static LIVE: LazyLock<Mutex<HashMap<usize, Arc<Interop>>>> = LazyLock::new(Default::default);
 
 /// The live object at `handle`, if it is one.
 pub fn lookup(handle: usize) -> Option<Arc<Interop>> {

@@ -161,6 +161,18 @@ pub fn at_library_fini() {
 /// after its first load (issue 14).
 static NAMES: Mutex<Option<std::collections::HashSet<&'static str>>> = Mutex::new(None);
 
+/// One NUL-terminated copy of each device UID string (`omp_get_uid_from_device`),
+/// kept for the process; a parking_lot lock so that fork handlers take it.
+static UIDS: Mutex<Option<std::collections::HashMap<String, &'static std::ffi::CStr>>> = Mutex::new(None);
+
+/// The process-lifetime C string of a device UID.
+pub fn intern_uid(s: String) -> &'static std::ffi::CStr {
+    let mut m = UIDS.lock();
+    m.get_or_insert_with(Default::default)
+        .entry(s.clone())
+        .or_insert_with(|| Box::leak(std::ffi::CString::new(s).unwrap_or_default().into_boxed_c_str()))
+}
+
 fn intern(name: &str) -> &'static str {
     let mut names = NAMES.lock();
     let set = names.get_or_insert_with(Default::default);
@@ -175,6 +187,9 @@ fn intern(name: &str) -> &'static str {
 impl fork::ForkSafe for Runtime {
     fn lock_for_fork(&'static self, held: &mut fork::ForkLocks) -> bool {
         held.mutex(&NAMES)
+            && held.mutex(&UIDS)
+            && held.mutex(&interop::LIVE)
+            && record_replay::lock_for_fork(held)
             && held.write(&self.registry)
             && held.mutex(&self.load_lock)
             && held.mutex(&self.plugin_devices)

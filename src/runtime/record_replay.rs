@@ -66,6 +66,11 @@ struct Block {
 static ACTIVE: AtomicBool = AtomicBool::new(false);
 static BLOCKS: Mutex<Vec<Block>> = Mutex::new(Vec::new());
 
+/// Takes the recorded-blocks lock before `fork` (runtime/fork.rs).
+pub(super) fn lock_for_fork(held: &mut super::fork::ForkLocks) -> bool {
+    held.mutex(&BLOCKS)
+}
+
 /// `LIBOMPTARGET_RECORD` with its size (bytes) and `LIBOMPTARGET_RR_SAVE_OUTPUT`.
 #[inline]
 fn record_env() -> Option<(u64, bool)> {

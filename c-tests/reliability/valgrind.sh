@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# c-tests/reliability/valgrind.sh [PROGRAM...] - issue 14: part of the C
+# differential suite (c-tests/omp) under valgrind memcheck, with our library
+# replacing libomptarget.so.22.1 (run.sh's "replace" mode), on the host plugin
+# and, with OMPTARGET_RS_HOST_QUEUES=2, its deferred queues. Each program must
+# print its .expected output (.ours where it has one), valgrind must report no
+# invalid access, no use of uninitialised memory and no mismatched free
+# anywhere, and no definitely lost block allocated from our library. Noise
+# from libomp, the loader and glibc is suppressed by valgrind.supp (each
+# suppression says why). Default programs: mapping of structs and strided
+# updates, nowait with taskwait and depend chains, user-defined mappers
+# (nested too), declare-target globals, omp_target_alloc/llvm_omp_target_alloc_*.
+# Possibly-lost blocks (interior pointers of live hash tables and thread-local
+# caches at exit) are not errors; definitely lost ones are.
+set -uo pipefail
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+ROOT=$(cd "$HERE/../.." && pwd)
+LIB=${OMPTARGET_RS_LIB:-$ROOT/target/release/libomptarget_rs.so}
+OUT=$ROOT/target/valgrind
+progs=("$@")
+[ ${#progs[@]} -gt 0 ] || progs=(mapper mapper_nested nowait_taskwait nowait_depend_pipeline declare_target_globals
+                                 struct_members strided_update llvm_alloc)
+command -v valgrind >/dev/null || { echo "valgrind: not installed"; exit 1; }
+[ -f "$LIB" ] || { echo "valgrind.sh: no runtime at $LIB (cargo build --release)" >&2; exit 2; }
+mkdir -p "$OUT/shim"
+ln -sf "$(readlink -f "$LIB")" "$OUT/shim/libomptarget.so.22.1"
+pass=0 fail=0
+for p in "${progs[@]}"; do
+  src=$ROOT/c-tests/omp/$p.c
+  exe=$OUT/$p
+  if ! clang-22 -fopenmp -fopenmp-targets=x86_64-unknown-linux-gnu -O2 -g -o "$exe" "$src" -lm >"$OUT/$p.build" 2>&1; then
+    echo "FAIL  $p: build (see $OUT/$p.build)"; fail=$((fail + 1)); continue
+  fi
+  want=$ROOT/c-tests/omp/$p.expected
+  [ -f "$ROOT/c-tests/omp/$p.ours" ] && want=$ROOT/c-tests/omp/$p.ours
+  for mode in direct queued; do
+    log=$OUT/$p.$mode.vg
+    env=(LD_LIBRARY_PATH="$OUT/shim${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}")
+    [ $mode = queued ] && env+=(OMPTARGET_RS_HOST_QUEUES=2)
+    (cd "$OUT" && env "${env[@]}" timeout -k 5 300 valgrind --leak-check=full --show-leak-kinds=definite --errors-for-leak-kinds=definite --num-callers=40 \
+      --suppressions="$HERE/valgrind.supp" --log-file="$log" "$exe" >"$OUT/$p.$mode.out" 2>"$OUT/$p.$mode.err" </dev/null)
+    rc=$?
+    what=
+    if [ $rc != 0 ]; then what="exit $rc"
+    elif ! cmp -s "$OUT/$p.$mode.out" "$want"; then what="output differs from ${want#$ROOT/}"
+    elif grep -qE "Invalid (read|write|free)|uninitialised|Mismatched free|overlap" "$log"; then what="memory errors"
+    # A definitely lost block whose allocation stack passes through our library.
+    elif awk '/definitely lost in loss record/{rec=1; next} rec && /^==[0-9]+== $/{rec=0} rec && /omptarget_rs|libomptarget/{hit=1} END{exit !hit}' "$log"; then
+      what="definite leak in our library"
+    elif ! grep -q "ERROR SUMMARY: 0 errors" "$log"; then what="valgrind reported errors"
+    fi
+    if [ -z "$what" ]; then
+      echo "PASS  valgrind $p ($mode; $(grep -o 'definitely lost: [0-9,]* bytes' "$log" | head -n1 || echo 'no leaks'))"
+      pass=$((pass + 1))
+    else
+      echo "FAIL  valgrind $p ($mode): $what"; fail=$((fail + 1))
+      grep -E "^==[0-9]+== (Invalid|Conditional|Use of|Mismatched|  +(at|by) )" "$log" | head -n 30 | sed 's/^/      | /'
+      echo "      (full log: $log)"
+    fi
+  done
+done
+echo "valgrind: $pass passed, $fail failed"
+[ $fail = 0 ]

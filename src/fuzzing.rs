@@ -1,0 +1,274 @@
+//! Entry points for the coverage-guided fuzz targets in `tests/fuzz` (issue
+//! 14): one function per parser of untrusted bytes, each running the real
+//! parser the way the runtime does and checking what a parser must
+//! guarantee (ranges inside the input, counts that fit it). A parser may
+//! reject any input; it must never panic, read out of bounds, or allocate
+//! without bound. Not part of the library's interface.
+
+use crate::plugins::amdgpu::{image as amdgpu, kernargs, msgpack};
+use crate::plugins::cuda::image as cuda;
+use crate::runtime::entries::parse_entries;
+use crate::runtime::image::{check_elf_layout, elf_ident, elf_symbol_size, parse_offload_binary};
+
+/// The OffloadBinary container (`__tgt_device_image` contents and
+/// `olCreateProgram` data): an accepted container's image range is inside it.
+pub fn offload_binary(data: &[u8]) {
+    if let Ok(Some(ob)) = parse_offload_binary(data) {
+        assert!(ob.image.start <= ob.image.end && ob.image.end <= data.len(), "image range outside the input");
+    }
+}
+
+/// ELF identification, the layout check every plugin runs before loading,
+/// and the symbol-size lookup (`olGetSymbol`, globals).
+pub fn elf(data: &[u8]) {
+    let _ = elf_ident(data);
+    let _ = check_elf_layout(data);
+    let _ = elf_symbol_size(data, "main");
+}
+
+/// An offload-entry table (`__tgt_offload_entry[]`, current or legacy
+/// layout). A name pointer stands for a readable string when it is even and
+/// non-NULL; NULL and odd pointers are unreadable and must be rejected, not
+/// dereferenced.
+pub fn entries(data: &[u8]) {
+    let names = |p: usize| {
+        if p != 0 && p.is_multiple_of(2) {
+            Ok(format!("sym{p:x}"))
+        } else {
+            Err(crate::error::OffloadError::BadImage(format!("bad name pointer {p:#x}")))
+        }
+    };
+    if let Ok((_, entries)) = parse_entries(data, names) {
+        assert!(entries.len() * 32 <= data.len(), "more entries than the table holds");
+    }
+}
+
+/// What the CUDA plugin reads from a cubin/PTX/fatbin before the driver
+/// gets it: kind and architecture, symbols, kernel environments.
+pub fn cuda_image(data: &[u8]) {
+    if let Some((&abi, rest)) = data.split_first()
+        && rest.len() >= 4
+    {
+        let _ = cuda::decode_cubin(abi, u32::from_le_bytes([rest[0], rest[1], rest[2], rest[3]]));
+    }
+    let _ = cuda::KernelEnvironment::parse(data);
+    let _ = check_elf_layout(data);
+    if cuda::identify(data).is_ok() {
+        let _ = cuda::symbols(data);
+        let _ = cuda::kernel_environments(data);
+    }
+}
+
+/// What the AMDGPU plugin reads from a code object: identification,
+/// symbols, kernel environments, the `amdhsa` metadata note (msgpack), and
+/// the kernarg segment of a launch of each kernel it describes.
+pub fn amdgpu_image(data: &[u8]) {
+    let _ = check_elf_layout(data);
+    if amdgpu::identify(data).is_err() {
+        return;
+    }
+    let _ = amdgpu::symbols(data);
+    let _ = amdgpu::kernel_environments(data);
+    if let Ok(meta) = amdgpu::metadata(data) {
+        let g = kernargs::Geometry { blocks: [2, 1, 1], threads: [64, 1, 1], dynamic_lds: 0 };
+        for k in meta.kernels.iter().take(8) {
+            for n in [0usize, 1, 3] {
+                let args = vec![0x1000u64; n];
+                let _ = kernargs::build(&k.name, k.kernarg_segment_size, Some(k), &args, &g);
+            }
+        }
+    }
+}
+
+/// The msgpack decoder of AMDGPU metadata notes, on raw bytes.
+pub fn amdgpu_msgpack(data: &[u8]) {
+    let _ = msgpack::decode(data);
+}
+
+/// The checks `olCreateProgram` / `olIsValidBinary` and image registration
+/// run on an image before a plugin's loader gets it: the container
+/// unwrapped, then each plugin's compatibility test and pre-load checks.
+pub fn program_image(data: &[u8]) {
+    let inner = match parse_offload_binary(data) {
+        Ok(Some(ob)) => &data[ob.image],
+        Ok(None) => data,
+        Err(_) => return,
+    };
+    if elf_ident(inner).is_ok_and(|e| e.machine == crate::runtime::image::machine::X86_64) {
+        let _ = check_elf_layout(inner);
+    }
+    cuda_image(inner);
+    amdgpu_image(inner);
+}
+
+/// Kernel-arguments structs of every version, as `__tgt_target_kernel`
+/// reads them. The fuzz input is the struct's 104 bytes followed by the
+/// argument arrays' contents; the pointer fields are replaced by pointers
+/// into those arrays (or NULL, or a misaligned pointer, as the field's low
+/// bits say), since a struct's arrays are the program's memory, not bytes.
+pub fn kernel_args(data: &[u8]) {
+    crate::api::kernel::fuzz_kernel_args(data);
+}
+
+/// The mapper component vector (`rt_mapper_handle`) as a program may hand
+/// it over: its three pointers are checked, then components are pushed
+/// (growing it as libstdc++ does) and it is freed. The fuzz input gives the
+/// vector's length and capacity, which may be inconsistent, and the pushes.
+pub fn mapper_components(data: &[u8]) {
+    use crate::abi::mapper::{MapComponent, MapperComponents};
+    let [cap, len, mode, pushes, ..] = *data else { return };
+    let size = core::mem::size_of::<MapComponent>();
+    let cap = usize::from(cap % 16);
+    let storage = if cap == 0 {
+        core::ptr::null_mut()
+    } else {
+        // SAFETY: the vectors' allocator (operator new or malloc) with a non-zero size; freed below or by `release`.
+        unsafe { crate::abi::mapper::allocator().0(cap * size) as *mut u8 }
+    };
+    if cap != 0 && storage.is_null() {
+        return;
+    }
+    // Finish and capacity end as byte offsets inside the block, so that an
+    // accepted vector never points outside memory the harness owns; `mode`
+    // makes them misaligned, reversed or a NULL begin with a non-NULL end.
+    let mut fin = usize::from(len % 16).min(cap) * size;
+    let mut end = cap * size;
+    match mode % 5 {
+        1 => fin = fin.saturating_sub(1),
+        2 => core::mem::swap(&mut fin, &mut end),
+        3 => end = end.saturating_sub(8),
+        _ => {}
+    }
+    let base = if mode % 5 == 4 { core::ptr::null_mut() } else { storage };
+    let mut v = [base, base.wrapping_add(fin), base.wrapping_add(end)];
+    let handle = v.as_mut_ptr() as *mut core::ffi::c_void;
+    // SAFETY: `handle` points to 24 aligned, writable bytes owned here; an
+    // accepted vector's elements lie in `storage` (length and capacity are
+    // offsets inside it), which came from the allocator `release` frees with.
+    let accepted = match unsafe { MapperComponents::from_handle(handle) } {
+        Ok(c) => {
+            // The elements the program "pushed" before: initialise them.
+            let old = c.len();
+            if old > 0 {
+                // SAFETY: `old` elements lie inside `storage` (see above).
+                unsafe { core::ptr::write_bytes(storage, 0, old * size) };
+            }
+            for i in 0..usize::from(pushes % 40) {
+                let comp = MapComponent { base: i as *mut _, begin: i as *mut _, size: i as i64, ty: 0, name: core::ptr::null_mut() };
+                c.push(comp).expect("push into a checked vector");
+            }
+            assert_eq!(c.len(), old + usize::from(pushes % 40));
+            assert_eq!(c.as_slice().len(), c.len());
+            c.release();
+            true
+        }
+        Err(_) => false,
+    };
+    if !accepted && !storage.is_null() {
+        // SAFETY: the block allocated above, not taken by a vector.
+        unsafe { crate::abi::mapper::allocator().1(storage.cast()) };
+    }
+}
+
+/// The fuzz entry points on a few inputs each, so that `cargo miri test`
+/// checks the unsafe code of the kernel-arguments reader and the mapper
+/// vector (.ci/run's miri job) and normal test runs keep the harnesses working.
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A kernel-arguments struct of `version` with `n` arguments, its pointer
+    /// fields' low bits set to `mode` (0: the arrays, 1: NULL, 2: misaligned).
+    fn kernel_args_input(version: u32, n: u32, mode: u64) -> Vec<u8> {
+        let mut b = Vec::new();
+        b.extend_from_slice(&version.to_le_bytes());
+        b.extend_from_slice(&n.to_le_bytes());
+        for _ in 0..6 {
+            b.extend_from_slice(&mode.to_le_bytes());
+        }
+        b.extend_from_slice(&1000u64.to_le_bytes());
+        b.extend_from_slice(&u64::MAX.to_le_bytes());
+        for v in [4u32, 0, 1, 128, 0, 1, 0] {
+            b.extend_from_slice(&v.to_le_bytes());
+        }
+        b.resize(104, 0);
+        for i in 0..u64::from(n.min(16)) * 4 {
+            b.extend_from_slice(&(0x1000 + i * 8).to_le_bytes());
+        }
+        b
+    }
+
+    #[test]
+    fn kernel_args_harness() {
+        for version in [0, 1, 2, 3, 4] {
+            for n in [0, 1, 3, 9] {
+                for mode in [0, 1, 2] {
+                    kernel_args(&kernel_args_input(version, n, mode));
+                }
+            }
+        }
+        kernel_args(&kernel_args_input(3, u32::MAX, 0));
+        kernel_args(&[]);
+        kernel_args(&[3, 0, 0, 0, 1]);
+    }
+
+    #[test]
+    fn mapper_components_harness() {
+        for cap in [0u8, 1, 4, 8] {
+            for len in [0u8, 1, 4, 9] {
+                for mode in 0..5 {
+                    for pushes in [0u8, 1, 5] {
+                        mapper_components(&[cap, len, mode, pushes]);
+                    }
+                }
+            }
+        }
+        mapper_components(&[1, 2]);
+    }
+
+    #[test]
+    fn entries_harness() {
+        let mut current = Vec::new();
+        for k in 0..3u64 {
+            current.extend_from_slice(&0u64.to_le_bytes());
+            current.extend_from_slice(&1u16.to_le_bytes());
+            current.extend_from_slice(&1u16.to_le_bytes());
+            current.extend_from_slice(&0u32.to_le_bytes());
+            for v in [0x1000 + 8 * k, 0x2000 + 8 * k, 4, 0, 0] {
+                current.extend_from_slice(&v.to_le_bytes());
+            }
+        }
+        entries(&current);
+        for cut in [0, 1, 8, 55, 57, current.len() - 1] {
+            entries(&current[..cut]);
+        }
+        let mut legacy = Vec::new();
+        for v in [0x1000u64, 0x2001, 4, 0] {
+            legacy.extend_from_slice(&v.to_le_bytes());
+        }
+        entries(&legacy);
+    }
+
+    #[test]
+    fn image_harnesses_on_small_inputs() {
+        let mut elf = vec![0u8; 64];
+        elf[..4].copy_from_slice(b"\x7fELF");
+        elf[4] = 2;
+        elf[5] = 1;
+        let container = crate::runtime::image::tests::wrap(&elf, "x86_64-unknown-linux-gnu", "");
+        for input in [&[][..], &elf[..], &elf[..20], &container[..], &container[..container.len() / 2]] {
+            offload_binary(input);
+            self::elf(input);
+            cuda_image(input);
+            amdgpu_image(input);
+            program_image(input);
+        }
+        // msgpack: {"amdhsa.version": [1, 2]}, then truncations and a huge length.
+        let note = b"\x81\xaeamdhsa.version\x92\x01\x02";
+        for cut in 0..=note.len() {
+            amdgpu_msgpack(&note[..cut]);
+        }
+        amdgpu_msgpack(b"\xdd\xff\xff\xff\xff");
+        amdgpu_msgpack(b"\xdf\xff\xff\xff\xff");
+    }
+}
