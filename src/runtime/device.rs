@@ -74,7 +74,6 @@ impl KernelSlot {
     }
 
     /// Fills the slot unless another thread is writing it (then it stays as is).
-    #[cold]
     fn set(&self, region_id: usize, version: u64, k: Kernel) {
         let s = self.stamp.load(Ordering::Relaxed);
         if s & 1 != 0 || self.stamp.compare_exchange(s, s + 1, Ordering::Acquire, Ordering::Relaxed).is_err() {
@@ -145,6 +144,13 @@ impl Device {
         if let Some(k) = slot.get(region_id, version) {
             return Some(k);
         }
+        self.kernel_miss(region_id, version, slot)
+    }
+
+    /// [`Device::kernel`] past the cache: the map, then the slot is filled.
+    #[cold]
+    #[inline(never)]
+    fn kernel_miss(&self, region_id: usize, version: u64, slot: &KernelSlot) -> Option<Kernel> {
         let k = self.kernels.read().get(&region_id).copied()?;
         slot.set(region_id, version, k);
         Some(k)
