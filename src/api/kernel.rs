@@ -256,9 +256,18 @@ pub(crate) unsafe fn target_kernel(
             None => {
                 let nowait = req.flags & abi::KERNEL_FLAG_NOWAIT != 0;
                 let mut q = AsyncInfo::new(dev);
-                let rc = rt.launch(&mut q, host_ptr as usize, &mut req);
                 // Waits for the queued work, or parks it in the target task (nowait).
-                rc.and_then(|out| q.finish(nowait).map(|_| out).inspect_err(|e| diag::report(&e.to_string())))
+                // A match, not `and_then`: a closure would move `q` into its environment.
+                match rt.launch(&mut q, host_ptr as usize, &mut req) {
+                    Ok(out) => match q.finish(nowait) {
+                        Ok(()) => Ok(out),
+                        Err(e) => {
+                            diag::report(&e.to_string());
+                            Err(e)
+                        }
+                    },
+                    Err(e) => Err(e),
+                }
             }
         };
         if let Ok(out) = &rc

@@ -7,7 +7,7 @@ use crate::plugins::{AllocKind, KernelHandle, Plugin};
 use parking_lot::{Mutex, RwLock};
 use std::collections::HashMap;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering, fence};
 
 /// Hashing for maps keyed by addresses (region ids): one multiply instead
 /// of SipHash, which showed up in every launch's profile. Keys are program
@@ -41,6 +41,54 @@ pub struct Kernel {
     pub name: &'static str,
 }
 
+const KERNEL_CACHE_SLOTS: usize = 16;
+
+/// One entry of a device's kernel cache: a sequence lock over plain atomic
+/// words (odd stamp: being written). A reader that sees the same even stamp
+/// before and after reading the words has a consistent entry; it never
+/// waits, a torn read is a miss.
+#[derive(Default)]
+struct KernelSlot {
+    stamp: AtomicU64,
+    region: AtomicUsize,
+    version: AtomicU64,
+    handle: AtomicU64,
+    name_ptr: AtomicUsize,
+    name_len: AtomicUsize,
+}
+
+impl KernelSlot {
+    #[inline]
+    fn get(&self, region_id: usize, version: u64) -> Option<Kernel> {
+        let s = self.stamp.load(Ordering::Acquire);
+        let (r, v) = (self.region.load(Ordering::Relaxed), self.version.load(Ordering::Relaxed));
+        let (handle, p, len) =
+            (self.handle.load(Ordering::Relaxed), self.name_ptr.load(Ordering::Relaxed), self.name_len.load(Ordering::Relaxed));
+        fence(Ordering::Acquire);
+        if s & 1 != 0 || p == 0 || r != region_id || v != version || self.stamp.load(Ordering::Relaxed) != s {
+            return None;
+        }
+        // SAFETY: `p`/`len` were stored together from one `&'static str` under the stamp read twice above.
+        let name = unsafe { std::str::from_utf8_unchecked(std::slice::from_raw_parts(p as *const u8, len)) };
+        Some(Kernel { handle, name })
+    }
+
+    /// Fills the slot unless another thread is writing it (then it stays as is).
+    fn set(&self, region_id: usize, version: u64, k: Kernel) {
+        let s = self.stamp.load(Ordering::Relaxed);
+        if s & 1 != 0 || self.stamp.compare_exchange(s, s + 1, Ordering::Acquire, Ordering::Relaxed).is_err() {
+            return;
+        }
+        fence(Ordering::Release);
+        self.region.store(region_id, Ordering::Relaxed);
+        self.version.store(version, Ordering::Relaxed);
+        self.handle.store(k.handle, Ordering::Relaxed);
+        self.name_ptr.store(k.name.as_ptr() as usize, Ordering::Relaxed);
+        self.name_len.store(k.name.len(), Ordering::Relaxed);
+        self.stamp.store(s + 2, Ordering::Release);
+    }
+}
+
 /// A device with a user device number.
 pub struct Device {
     /// User device number (`0..omp_get_num_devices()`).
@@ -53,8 +101,10 @@ pub struct Device {
     pub table: MappingTable,
     /// Region id → kernel, for every loaded library.
     pub(super) kernels: RwLock<HashMap<usize, Kernel, AddrHash>>,
-    /// Bumped after every change of `kernels`; validates per-thread caches.
+    /// Bumped after every change of `kernels`; validates `kernel_cache`.
     pub(super) kernels_version: AtomicU64,
+    /// Recently launched kernels (see [`Device::kernel`]).
+    kernel_cache: [KernelSlot; KERNEL_CACHE_SLOTS],
     /// Libraries whose image is loaded here → the plugin's image handle.
     pub(super) loaded_libs: Mutex<HashMap<usize, crate::plugins::ImageHandle>>,
     /// Registry generation this device has caught up with (lazy loading).
@@ -77,35 +127,32 @@ impl Device {
             table: MappingTable::default(),
             kernels: RwLock::new(HashMap::default()),
             kernels_version: AtomicU64::new(0),
+            kernel_cache: Default::default(),
             loaded_libs: Mutex::new(HashMap::new()),
             loaded_generation: AtomicU64::new(0),
         }
     }
 
     /// The kernel for a region id, if its library is loaded here.
+    #[inline]
     pub fn kernel(&self, region_id: usize) -> Option<Kernel> {
-        // Every launch looks its kernel up; a small per-thread cache keeps
-        // concurrent launches off the shared lock word (reads of the
-        // version counter do not move its cache line between cores).
-        const SLOTS: usize = 8;
-        type Slot = Option<(usize, usize, u64, Kernel)>;
-        thread_local! {
-            // One cell per slot: a hit copies one slot, not the whole cache.
-            static CACHE: [std::cell::Cell<Slot>; SLOTS] = const { [const { std::cell::Cell::new(None) }; SLOTS] };
-        }
-        let dev_key = self as *const Device as usize;
+        // Every launch looks its kernel up: a lock-free direct-mapped cache
+        // in front of the map (readers write nothing, so concurrent launches
+        // do not move a lock word's cache line between cores).
         let version = self.kernels_version.load(Ordering::Acquire);
-        let slot = (region_id ^ (region_id >> 7) ^ dev_key >> 4) % SLOTS;
-        let cached = CACHE.with(|c| c[slot].get());
-        if let Some((d, r, v, k)) = cached
-            && d == dev_key
-            && r == region_id
-            && v == version
-        {
+        let slot = &self.kernel_cache[(region_id ^ (region_id >> 7)) % KERNEL_CACHE_SLOTS];
+        if let Some(k) = slot.get(region_id, version) {
             return Some(k);
         }
+        self.kernel_miss(region_id, version, slot)
+    }
+
+    /// [`Device::kernel`] past the cache: the map, then the slot is filled.
+    #[cold]
+    #[inline(never)]
+    fn kernel_miss(&self, region_id: usize, version: u64, slot: &KernelSlot) -> Option<Kernel> {
         let k = self.kernels.read().get(&region_id).copied()?;
-        CACHE.with(|c| c[slot].set(Some((dev_key, region_id, version, k))));
+        slot.set(region_id, version, k);
         Some(k)
     }
 

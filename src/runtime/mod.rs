@@ -742,11 +742,11 @@ impl Runtime {
     }
 
     /// Kernel for a region id on a device.
+    #[inline] // Every launch: the hit stays in the caller, the errors out of line.
     pub fn kernel(&self, dev: &Device, region_id: usize) -> Result<device::Kernel> {
         match dev.kernel(region_id) {
-            Some(k) if k.handle == device::MISSING_KERNEL => Err(device::missing_kernel(dev, k.name)),
-            Some(k) => Ok(k),
-            None => Err(device::unknown_region(region_id)),
+            Some(k) if k.handle != device::MISSING_KERNEL => Ok(k),
+            other => Err(kernel_error(dev, region_id, other)),
         }
     }
 
@@ -754,6 +754,16 @@ impl Runtime {
     #[inline]
     pub(crate) fn info_on(bits: u32) -> bool {
         crate::env::config().info_on(bits)
+    }
+}
+
+/// Why [`Runtime::kernel`] has no kernel to launch.
+#[cold]
+#[inline(never)]
+fn kernel_error(dev: &Device, region_id: usize, found: Option<device::Kernel>) -> crate::error::OffloadError {
+    match found {
+        Some(k) => device::missing_kernel(dev, k.name),
+        None => device::unknown_region(region_id),
     }
 }
 
