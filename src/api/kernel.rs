@@ -34,6 +34,10 @@ const _: () = assert!(size_of::<KernelArgsV1>() == abi::KERNEL_ARGS_V1_SIZE);
 /// # Safety
 /// `args` points to a kernel-arguments struct of the version it declares,
 /// writable for Version >= 2.
+///
+/// Always inlined: the fuzz harness is a second caller, and without the
+/// attribute the launch path calls it out of line (+40 instructions per region).
+#[inline(always)]
 unsafe fn read_kernel_args<'a>(
     args: *mut __tgt_kernel_arguments,
     num_teams: i32,
