@@ -142,9 +142,10 @@ pub fn mapper_components(data: &[u8]) {
     let base = if mode % 5 == 4 { core::ptr::null_mut() } else { storage };
     let mut v = [base, base.wrapping_add(fin), base.wrapping_add(end)];
     let handle = v.as_mut_ptr() as *mut core::ffi::c_void;
-    // SAFETY: `handle` points to 24 aligned, writable bytes owned here; an
-    // accepted vector's elements lie in `storage` (length and capacity are
-    // offsets inside it), which came from the allocator `release` frees with.
+    // `handle` points to 24 aligned, writable bytes owned here; an accepted
+    // vector's elements lie in `storage` (length and capacity are offsets
+    // inside it), which came from the allocator `release` frees with.
+    // SAFETY: so the handle is a live std::vector header, as from_handle requires.
     let accepted = match unsafe { MapperComponents::from_handle(handle) } {
         Ok(c) => {
             // The elements the program "pushed" before: initialise them.

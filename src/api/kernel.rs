@@ -156,8 +156,9 @@ pub fn fuzz_kernel_args(data: &[u8]) {
     let teams = i32::from_le_bytes(head[72..76].try_into().expect("invariant: 4 bytes"));
     let threads = i32::from_le_bytes(head[84..88].try_into().expect("invariant: 4 bytes"));
     let mut buf = super::data::ArgBuf::new();
-    // SAFETY: `ka` is a full, writable 104-byte struct whose non-NULL arrays
-    // hold `NumArgs` elements (plus one, for the misaligned case).
+    // `ka` is a full, writable 104-byte struct whose non-NULL arrays hold
+    // `NumArgs` elements (plus one, for the misaligned case).
+    // SAFETY: so it is the struct of its declared version that read_kernel_args needs.
     if let Ok(req) = unsafe { read_kernel_args(&mut ka, teams, threads, &mut buf) } {
         assert_eq!(req.args.len(), num, "argument count");
         assert!(req.version >= 2 || req.flags == 0, "flags of a version 0/1 struct");
