@@ -38,21 +38,25 @@ const DEVICE_NUM_FNS: [extern "C" fn() -> libc::c_int; NUM_DEVICES] = [device_nu
 /// Symbols bound per device: the C name and the Fortran one (same ABI).
 const BOUND_SYMBOLS: [&str; 2] = ["omp_get_device_num", "omp_get_device_num_"];
 
-/// A word of the loaded image to rewrite: its offset from the load base and
-/// the addend (`R_X86_64_64`: S + A; the others: S).
+/// A word of the loaded image to rewrite: its offset from the load base,
+/// the addend (`R_X86_64_64`: S + A; the others: S) and the protection
+/// ld.so left on its page (`None`: no loaded segment holds it).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Slot {
     pub offset: u64,
     pub addend: i64,
+    pub prot: Option<libc::c_int>,
 }
+
+/// A 64-bit little-endian ELF image (the only kind a host device loads).
+type Elf<'a> = object::read::elf::ElfFile64<'a, object::LittleEndian>;
 
 /// The protection ld.so leaves on the page at `offset` (image-relative):
 /// read-only for whole pages inside `PT_GNU_RELRO` (ld.so rounds the end
 /// down), otherwise the flags of the `PT_LOAD` segment holding it.
-fn page_protection(bytes: &[u8], offset: u64) -> Option<libc::c_int> {
+fn page_protection(file: &Elf<'_>, offset: u64) -> Option<libc::c_int> {
     use object::elf::{PF_R, PF_W, PF_X, PT_GNU_RELRO, PT_LOAD};
-    use object::read::elf::{ElfFile64, ProgramHeader};
-    let file = ElfFile64::<object::LittleEndian>::parse(bytes).ok()?;
+    use object::read::elf::ProgramHeader;
     let e = file.endian();
     let page = offset & !4095;
     let mut prot = None;
@@ -86,7 +90,7 @@ fn page_protection(bytes: &[u8], offset: u64) -> Option<libc::c_int> {
 pub fn slots(bytes: &[u8]) -> Vec<Slot> {
     use object::elf::{R_X86_64_64, R_X86_64_GLOB_DAT, R_X86_64_JUMP_SLOT};
     use object::{Object, ObjectSymbol, ObjectSymbolTable, RelocationFlags, RelocationTarget};
-    let Ok(file) = object::File::parse(bytes) else { return Vec::new() };
+    let Ok(file) = Elf::parse(bytes) else { return Vec::new() };
     let (Some(relocs), Some(dynsym)) = (file.dynamic_relocations(), file.dynamic_symbol_table()) else { return Vec::new() };
     let mut out = Vec::new();
     for (offset, r) in relocs {
@@ -98,7 +102,7 @@ pub fn slots(bytes: &[u8]) -> Vec<Slot> {
         let named = dynsym.symbol_by_index(index).ok().and_then(|s| s.name().ok().map(|n| BOUND_SYMBOLS.contains(&n)));
         if named == Some(true) {
             let addend = if r_type == R_X86_64_64 { r.addend() } else { 0 };
-            out.push(Slot { offset, addend });
+            out.push(Slot { offset, addend, prot: page_protection(&file, offset) });
         }
     }
     out
@@ -108,10 +112,10 @@ pub fn slots(bytes: &[u8]) -> Vec<Slot> {
 /// `device` at that device's `omp_get_device_num`.
 ///
 /// # Safety
-/// `base` must be the load base of a loaded copy of `bytes` whose
-/// relocations have been applied (`RTLD_NOW`), and no other thread may use
-/// the copy yet.
-pub unsafe fn bind(bytes: &[u8], base: usize, device: usize, slots: &[Slot]) -> Result<()> {
+/// `base` must be the load base of a loaded copy of the image `slots` came
+/// from whose relocations have been applied (`RTLD_NOW`), and no other
+/// thread may use the copy yet.
+pub unsafe fn bind(base: usize, device: usize, slots: &[Slot]) -> Result<()> {
     let Some(&f) = DEVICE_NUM_FNS.get(device) else {
         return Err(OffloadError::Internal(format!("host device {device} has no omp_get_device_num binding")));
     };
@@ -119,7 +123,7 @@ pub unsafe fn bind(bytes: &[u8], base: usize, device: usize, slots: &[Slot]) -> 
         let fail = |what: String| {
             OffloadError::BadImage(format!("failed to bind omp_get_device_num in the image (offset {:#x}): {what}", s.offset))
         };
-        let prot = page_protection(bytes, s.offset).ok_or_else(|| fail("no loaded segment holds it".into()))?;
+        let prot = s.prot.ok_or_else(|| fail("no loaded segment holds it".into()))?;
         let addr =
             usize::try_from(s.offset).ok().and_then(|o| base.checked_add(o)).ok_or_else(|| fail("beyond the address space".into()))?;
         if addr % 8 != 0 {

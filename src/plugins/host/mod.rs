@@ -209,8 +209,8 @@ impl Plugin for HostPlugin {
             let (lib, base) = load_base(handle);
             handle = lib;
             let bound = base.and_then(|base| {
-                // SAFETY: `base` is this fresh copy's load base, loaded with RTLD_NOW from `image`, not yet handed to anyone.
-                unsafe { bind::bind(image, base, device, &slots) }
+                // SAFETY: `base` is this fresh copy's load base, loaded with RTLD_NOW from `image` (whose `slots` these are), not yet handed to anyone.
+                unsafe { bind::bind(base, device, &slots) }
             });
             match bound {
                 Ok(()) => crate::debug!("host plugin: bound omp_get_device_num at {} places for device {device}", slots.len()),
