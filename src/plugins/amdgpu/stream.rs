@@ -225,29 +225,26 @@ impl Ctx<'_> {
         state.ops.last().map(|o| &o.0).into_iter().chain(&state.waits).filter(|s| pending(hsa, s)).cloned().collect()
     }
 
-    /// Barrier-AND packets waiting for `deps` (5 per packet); the last one
-    /// completes `completion`.
-    fn barriers(deps: &[Sig], completion: HsaSignal) -> Vec<[u8; 64]> {
+    /// One barrier-AND packet waiting for `deps` (at most 5) that completes
+    /// `completion`.
+    fn barrier(deps: &[Sig], completion: HsaSignal) -> [u8; 64] {
         let header = (consts::PACKET_TYPE_BARRIER_AND << consts::PACKET_HEADER_TYPE)
             | (consts::FENCE_SCOPE_SYSTEM << consts::PACKET_HEADER_ACQUIRE_FENCE_SCOPE)
             | (consts::FENCE_SCOPE_SYSTEM << consts::PACKET_HEADER_RELEASE_FENCE_SCOPE);
+        let mut p = BarrierAndPacket { header, completion_signal: completion, ..Default::default() };
+        for (slot, s) in p.dep_signal.iter_mut().zip(deps) {
+            *slot = s.signal;
+        }
+        // SAFETY: a BarrierAndPacket is 64 plain bytes.
+        unsafe { *(&p as *const BarrierAndPacket as *const [u8; 64]) }
+    }
+
+    /// Barrier-AND packets waiting for `deps` (5 per packet); the last one
+    /// completes `completion`.
+    fn barriers(deps: &[Sig], completion: HsaSignal) -> Vec<[u8; 64]> {
         let chunks: Vec<&[Sig]> = deps.chunks(5).collect();
         let n = chunks.len();
-        chunks
-            .into_iter()
-            .enumerate()
-            .map(|(i, c)| {
-                let mut p = BarrierAndPacket { header, ..Default::default() };
-                for (slot, s) in p.dep_signal.iter_mut().zip(c) {
-                    *slot = s.signal;
-                }
-                if i + 1 == n {
-                    p.completion_signal = completion;
-                }
-                // SAFETY: a BarrierAndPacket is 64 plain bytes.
-                unsafe { *(&p as *const BarrierAndPacket as *const [u8; 64]) }
-            })
-            .collect()
+        chunks.into_iter().enumerate().map(|(i, c)| Self::barrier(c, if i + 1 == n { completion } else { HsaSignal::default() })).collect()
     }
 
     /// Orders what foreign code queued on the interop queue before the
@@ -262,12 +259,7 @@ impl Ctx<'_> {
         let mut packets = Self::barriers(&deps, s.signal);
         if packets.is_empty() {
             // Nothing of the stream pending: one packet without dependencies.
-            let header = (consts::PACKET_TYPE_BARRIER_AND << consts::PACKET_HEADER_TYPE)
-                | (consts::FENCE_SCOPE_SYSTEM << consts::PACKET_HEADER_ACQUIRE_FENCE_SCOPE)
-                | (consts::FENCE_SCOPE_SYSTEM << consts::PACKET_HEADER_RELEASE_FENCE_SCOPE);
-            let p = BarrierAndPacket { header, completion_signal: s.signal, ..Default::default() };
-            // SAFETY: a BarrierAndPacket is 64 plain bytes.
-            packets.push(unsafe { *(&p as *const BarrierAndPacket as *const [u8; 64]) });
+            packets.push(Self::barrier(&[], s.signal));
         }
         for p in &mut packets {
             let header = u16::from_le_bytes([p[0], p[1]]) | (1 << consts::PACKET_HEADER_BARRIER);
