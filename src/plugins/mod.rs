@@ -239,7 +239,6 @@ pub trait Plugin: Send + Sync {
     /// The runtime made the plugin's `device` user device `id` (before
     /// loading anything on it).
     fn device_exposed(&self, _device: usize, _id: usize) {}
-    /// Unique id string of a device (`omp_get_uid_from_device`).
     /// Why none of this plugin's devices takes `image` (one it recognises),
     /// for the "why no device" lines; `None` when one does.
     fn why_no_device(&self, _image: &[u8]) -> Option<String> {
@@ -250,6 +249,7 @@ pub trait Plugin: Send + Sync {
     fn compute_unit_kind(&self, _device: usize) -> String {
         "unknown".into()
     }
+    /// Unique id string of a device (`omp_get_uid_from_device`).
     fn uid(&self, device: usize) -> String;
     /// Text printed by `__tgt_print_device_info`.
     fn device_info(&self, device: usize) -> String;

@@ -1487,10 +1487,6 @@ impl Plugin for AmdgpuPlugin {
         self.stream_event_release(device, event)
     }
 
-    /// 22.1's AMDGPU interop: foreign runtime `hsa` (7), vendor `amd` (1),
-    /// the `hsa_agent_t` handle as the device, no context. 22.1 creates no
-    /// `targetsync` object on AMDGPU (the result is `omp_interop_none`), so
-    /// `queue_native` keeps its default.
     /// A stream's own HSA queue: foreign code (ROCm libraries, the program's
     /// AQL packets) may queue work there; the stream's next synchronisation
     /// waits for it (22.1's AMDGPU plugin hands out no `targetsync`).
@@ -1498,6 +1494,8 @@ impl Plugin for AmdgpuPlugin {
         self.stream_native(device, queue).inspect_err(|e| crate::debug!("amdgpu: no interop queue: {e}")).ok()
     }
 
+    /// 22.1's AMDGPU interop: foreign runtime `hsa` (7), vendor `amd` (1),
+    /// the `hsa_agent_t` handle as the device, no context.
     fn interop_info(&self, device: usize) -> Option<super::InteropInfo> {
         let (_, dev) = self.device(device).ok()?;
         Some(super::InteropInfo {
