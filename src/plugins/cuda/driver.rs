@@ -213,14 +213,8 @@ impl CudaDriver {
     /// The status code's name (`CUDA_ERROR_NO_DEVICE`): the driver's, else
     /// ours for the codes `cuInit` gives, else `None`.
     pub fn name(&self, rc: CUresult) -> Option<String> {
-        let mut text: *const c_char = core::ptr::null();
-        if let Some(f) = self.cuGetErrorName
-            // SAFETY: `text` is a valid out-pointer; the driver stores a pointer to a static string or leaves it NULL.
-            && unsafe { f(rc, &mut text) } == CUresult::SUCCESS
-            && !text.is_null()
-        {
-            // SAFETY: non-NULL results of cuGetErrorName are static C strings.
-            return Some(unsafe { core::ffi::CStr::from_ptr(text) }.to_string_lossy().into_owned());
+        if let Some(name) = error_text(self.cuGetErrorName, rc) {
+            return Some(name);
         }
         let known = match rc.0 {
             3 => "CUDA_ERROR_NOT_INITIALIZED",
@@ -239,18 +233,23 @@ impl CudaDriver {
 
     /// The driver's description of a status code, or its number.
     pub fn describe(&self, rc: CUresult) -> String {
-        let mut text: *const c_char = core::ptr::null();
-        if let Some(f) = self.cuGetErrorString {
-            // SAFETY: `text` is a valid out-pointer; the driver stores a pointer to a static string or leaves it NULL.
-            let r = unsafe { f(rc, &mut text) };
-            if r == CUresult::SUCCESS && !text.is_null() {
-                // SAFETY: non-NULL results of cuGetErrorString are static C strings.
-                let s = unsafe { core::ffi::CStr::from_ptr(text) };
-                return format!("{} (CUDA error {})", s.to_string_lossy(), rc.0);
-            }
+        match error_text(self.cuGetErrorString, rc) {
+            Some(s) => format!("{s} (CUDA error {})", rc.0),
+            None => format!("CUDA error {}", rc.0),
         }
-        format!("CUDA error {}", rc.0)
     }
+}
+
+/// What `cuGetErrorString` or `cuGetErrorName` (`f`) says about `rc`;
+/// `None` without the call or without an answer.
+fn error_text(f: Option<unsafe extern "C" fn(CUresult, *mut *const c_char) -> CUresult>, rc: CUresult) -> Option<String> {
+    let mut text: *const c_char = core::ptr::null();
+    // SAFETY: `text` is a valid out-pointer; the driver stores a pointer to a static string or leaves it NULL.
+    if unsafe { f?(rc, &mut text) } != CUresult::SUCCESS || text.is_null() {
+        return None;
+    }
+    // SAFETY: non-NULL results of cuGetErrorString / cuGetErrorName are static C strings.
+    Some(unsafe { core::ffi::CStr::from_ptr(text) }.to_string_lossy().into_owned())
 }
 
 static DRIVER: OnceLock<Result<CudaDriver>> = OnceLock::new();
