@@ -379,33 +379,24 @@ unsafe extern "C" fn pause_trace(dev: *mut c_void, begin_pause: c_int) -> c_int 
 }
 
 unsafe extern "C" fn flush_trace(dev: *mut c_void) -> c_int {
-    entry("ompt_flush_trace", 0, || {
-        let Some(d) = device_of(dev) else { return 0 };
-        if in_callback() {
-            return 0;
-        }
-        with(d, |t| {
-            if !t.running {
-                return 0;
-            }
-            deliver(d, t, false);
-            1
-        })
-    })
+    hand_back("ompt_flush_trace", dev, false)
 }
 
 unsafe extern "C" fn stop_trace(dev: *mut c_void) -> c_int {
-    entry("ompt_stop_trace", 0, || {
-        let Some(d) = device_of(dev) else { return 0 };
-        if in_callback() {
-            return 0;
-        }
+    hand_back("ompt_stop_trace", dev, true)
+}
+
+/// Flush (the buffer back if it holds records) or, with `stop`, stop (the
+/// buffer back in any case, the trace ended): 1 if the trace was running.
+fn hand_back(name: &'static str, dev: *mut c_void, stop: bool) -> c_int {
+    entry(name, 0, || {
+        let Some(d) = device_of(dev).filter(|_| !in_callback()) else { return 0 };
         with(d, |t| {
             if !t.running {
                 return 0;
             }
-            deliver(d, t, true);
-            t.running = false;
+            deliver(d, t, stop);
+            t.running = !stop;
             1
         })
     })
