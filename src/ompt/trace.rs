@@ -167,7 +167,12 @@ fn with<R>(device: usize, f: impl FnOnce(&mut Trace) -> R) -> R {
 
 /// Whether `device` records `kind` now.
 pub fn enabled(device: usize, kind: c_int) -> bool {
-    any() && with(device, |t| t.running && !t.paused && t.events & (1 << kind) != 0)
+    enabled_any(device, 1 << kind)
+}
+
+/// Whether `device` records one of the record types in `kinds` (bit = callback code) now.
+pub fn enabled_any(device: usize, kinds: u64) -> bool {
+    any() && with(device, |t| t.running && !t.paused && t.events & kinds != 0)
 }
 
 /// The device clock of runtime device `device` (0: none).
