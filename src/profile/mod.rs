@@ -234,13 +234,13 @@ pub fn copy(device: usize, plugin: &str, to_device: bool, bytes: u64, ts: u64) {
     if dur >= s.granularity {
         ev.push(Event { name: name.to_owned(), tid: tid(), ts, dur, args: format!("\"detail\":\";Size={bytes}B\"") });
     }
-    let dir = if to_device { "host to device" } else { "device to host" };
+    let (dir, var) = (if to_device { "host to device" } else { "device to host" }, esc(&var));
     ev.push(Event {
-        name: format!("{} {}", if to_device { "copy to device" } else { "copy from device" }, esc(&var)),
+        name: format!("{} {var}", if to_device { "copy to device" } else { "copy from device" }),
         tid: track,
         ts,
         dur,
-        args: format!("\"direction\":\"{dir}\",\"bytes\":{bytes},\"variable\":\"{}\",\"GB/s\":{gbps:.3}", esc(&var)),
+        args: format!("\"direction\":\"{dir}\",\"bytes\":{bytes},\"variable\":\"{var}\",\"GB/s\":{gbps:.3}"),
     });
 }
 
@@ -270,20 +270,15 @@ pub fn kernel(device: usize, plugin: &str, name: &str, teams: [u32; 3], threads:
             args: format!("\"detail\":\";NumArguments={nargs};NumTeams={};TripCount={tripcount}\"", teams[0]),
         });
     }
+    let name = esc(name);
     ev.push(Event {
-        name: format!("kernel {}", esc(name)),
+        name: format!("kernel {name}"),
         tid: track,
         ts,
         dur,
         args: format!(
-            "\"kernel\":\"{}\",\"teams\":[{},{},{}],\"threads\":[{},{},{}],\"duration_us\":{dur}",
-            esc(name),
-            teams[0],
-            teams[1],
-            teams[2],
-            threads[0],
-            threads[1],
-            threads[2]
+            "\"kernel\":\"{name}\",\"teams\":[{},{},{}],\"threads\":[{},{},{}],\"duration_us\":{dur}",
+            teams[0], teams[1], teams[2], threads[0], threads[1], threads[2]
         ),
     });
 }
