@@ -244,10 +244,11 @@ pub fn copy(device: usize, plugin: &str, to_device: bool, bytes: u64, ts: u64) {
     });
 }
 
-/// Start time of an operation (for [`copy`] and [`kernel`]).
+/// Start time of an operation (for [`copy`] and [`kernel`]); 0 without a
+/// profile (a tool alone needs no host clock read).
 #[inline]
 pub fn start() -> u64 {
-    state().map_or(0, now_us)
+    if on() { state().map_or(0, now_us) } else { 0 }
 }
 
 /// A kernel launch: 22.1's "Kernel Target" host event and our device-track event.
