@@ -432,7 +432,7 @@ pub fn from_device(begin: bool, device: usize, tgt: u64, host: usize, bytes: u64
 /// operation's end is reported: its trace needs the completion time.
 #[inline]
 pub fn wait_queued(device: usize) -> bool {
-    trace::any() && trace::enabled(device, trace::DATA_OP) | trace::enabled(device, trace::SUBMIT)
+    trace::any() && trace::enabled_any(device, (1 << trace::DATA_OP) | (1 << trace::SUBMIT))
 }
 
 /// Device → device copy (reported as 22.1 does: a transfer from the source device).

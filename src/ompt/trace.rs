@@ -167,7 +167,12 @@ fn with<R>(device: usize, f: impl FnOnce(&mut Trace) -> R) -> R {
 
 /// Whether `device` records `kind` now.
 pub fn enabled(device: usize, kind: c_int) -> bool {
-    any() && with(device, |t| t.running && !t.paused && t.events & (1 << kind) != 0)
+    enabled_any(device, 1 << kind)
+}
+
+/// Whether `device` records one of the record types in `kinds` (bit = callback code) now.
+pub fn enabled_any(device: usize, kinds: u64) -> bool {
+    any() && with(device, |t| t.running && !t.paused && t.events & kinds != 0)
 }
 
 /// The device clock of runtime device `device` (0: none).
@@ -379,33 +384,24 @@ unsafe extern "C" fn pause_trace(dev: *mut c_void, begin_pause: c_int) -> c_int 
 }
 
 unsafe extern "C" fn flush_trace(dev: *mut c_void) -> c_int {
-    entry("ompt_flush_trace", 0, || {
-        let Some(d) = device_of(dev) else { return 0 };
-        if in_callback() {
-            return 0;
-        }
-        with(d, |t| {
-            if !t.running {
-                return 0;
-            }
-            deliver(d, t, false);
-            1
-        })
-    })
+    hand_back("ompt_flush_trace", dev, false)
 }
 
 unsafe extern "C" fn stop_trace(dev: *mut c_void) -> c_int {
-    entry("ompt_stop_trace", 0, || {
-        let Some(d) = device_of(dev) else { return 0 };
-        if in_callback() {
-            return 0;
-        }
+    hand_back("ompt_stop_trace", dev, true)
+}
+
+/// Flush (the buffer back if it holds records) or, with `stop`, stop (the
+/// buffer back in any case, the trace ended): 1 if the trace was running.
+fn hand_back(name: &'static str, dev: *mut c_void, stop: bool) -> c_int {
+    entry(name, 0, || {
+        let Some(d) = device_of(dev).filter(|_| !in_callback()) else { return 0 };
         with(d, |t| {
             if !t.running {
                 return 0;
             }
-            deliver(d, t, true);
-            t.running = false;
+            deliver(d, t, stop);
+            t.running = !stop;
             1
         })
     })

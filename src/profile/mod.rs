@@ -40,6 +40,14 @@ struct Total {
     bytes: u64,
 }
 
+impl Total {
+    fn add(&mut self, dur: u64, bytes: u64) {
+        self.count += 1;
+        self.dur += dur;
+        self.bytes += bytes;
+    }
+}
+
 struct State {
     file: String,
     granularity: u64,
@@ -47,7 +55,7 @@ struct State {
     epoch_us: u64,
     events: Mutex<Vec<Event>>,
     /// Per scope name (22.1's totals), per kernel, per variable.
-    totals: Mutex<BTreeMap<String, Total>>,
+    totals: Mutex<BTreeMap<&'static str, Total>>,
     kernels: Mutex<BTreeMap<String, Total>>,
     vars: Mutex<BTreeMap<String, Total>>,
     /// Device tracks seen: user number → label.
@@ -145,12 +153,7 @@ impl Drop for Scope {
     fn drop(&mut self) {
         let Some(s) = state() else { return };
         let dur = now_us(s).saturating_sub(self.ts);
-        {
-            let mut t = s.totals.lock();
-            let e = t.entry(self.name.to_owned()).or_default();
-            e.count += 1;
-            e.dur += dur;
-        }
+        s.totals.lock().entry(self.name).or_default().add(dur, 0);
         if dur >= s.granularity {
             let args = format!("\"detail\":\"{}\"", esc(&self.detail));
             s.events.lock().push(Event { name: self.name.to_owned(), tid: tid(), ts: self.ts, dur, args });
@@ -223,37 +226,29 @@ pub fn copy(device: usize, plugin: &str, to_device: bool, bytes: u64, ts: u64) {
         let (n, _) = unsafe { crate::abi::ptr::var_info(var) };
         n
     };
-    {
-        let mut t = s.totals.lock();
-        let e = t.entry(name.to_owned()).or_default();
-        e.count += 1;
-        e.dur += dur;
-        let mut v = s.vars.lock();
-        let e = v.entry(var.clone()).or_default();
-        e.count += 1;
-        e.dur += dur;
-        e.bytes += bytes;
-    }
+    s.totals.lock().entry(name).or_default().add(dur, 0);
+    s.vars.lock().entry(var.clone()).or_default().add(dur, bytes);
     let gbps = if dur == 0 { 0.0 } else { bytes as f64 / (dur as f64 * 1000.0) };
     let track = device_track(s, device, || format!("device {device} ({plugin})"));
     let mut ev = s.events.lock();
     if dur >= s.granularity {
         ev.push(Event { name: name.to_owned(), tid: tid(), ts, dur, args: format!("\"detail\":\";Size={bytes}B\"") });
     }
-    let dir = if to_device { "host to device" } else { "device to host" };
+    let (dir, var) = (if to_device { "host to device" } else { "device to host" }, esc(&var));
     ev.push(Event {
-        name: format!("{} {}", if to_device { "copy to device" } else { "copy from device" }, esc(&var)),
+        name: format!("{} {var}", if to_device { "copy to device" } else { "copy from device" }),
         tid: track,
         ts,
         dur,
-        args: format!("\"direction\":\"{dir}\",\"bytes\":{bytes},\"variable\":\"{}\",\"GB/s\":{gbps:.3}", esc(&var)),
+        args: format!("\"direction\":\"{dir}\",\"bytes\":{bytes},\"variable\":\"{var}\",\"GB/s\":{gbps:.3}"),
     });
 }
 
-/// Start time of an operation (for [`copy`] and [`kernel`]).
+/// Start time of an operation (for [`copy`] and [`kernel`]); 0 without a
+/// profile (a tool alone needs no host clock read).
 #[inline]
 pub fn start() -> u64 {
-    state().map_or(0, now_us)
+    if on() { state().map_or(0, now_us) } else { 0 }
 }
 
 /// A kernel launch: 22.1's "Kernel Target" host event and our device-track event.
@@ -263,16 +258,8 @@ pub fn start() -> u64 {
 pub fn kernel(device: usize, plugin: &str, name: &str, teams: [u32; 3], threads: [u32; 3], nargs: usize, tripcount: u64, ts: u64) {
     let Some(s) = state() else { return };
     let dur = now_us(s).saturating_sub(ts);
-    {
-        let mut t = s.totals.lock();
-        let e = t.entry("Kernel Target".to_owned()).or_default();
-        e.count += 1;
-        e.dur += dur;
-        let mut k = s.kernels.lock();
-        let e = k.entry(name.to_owned()).or_default();
-        e.count += 1;
-        e.dur += dur;
-    }
+    s.totals.lock().entry("Kernel Target").or_default().add(dur, 0);
+    s.kernels.lock().entry(name.to_owned()).or_default().add(dur, 0);
     let track = device_track(s, device, || format!("device {device} ({plugin})"));
     let mut ev = s.events.lock();
     if dur >= s.granularity {
@@ -284,20 +271,15 @@ pub fn kernel(device: usize, plugin: &str, name: &str, teams: [u32; 3], threads:
             args: format!("\"detail\":\";NumArguments={nargs};NumTeams={};TripCount={tripcount}\"", teams[0]),
         });
     }
+    let name = esc(name);
     ev.push(Event {
-        name: format!("kernel {}", esc(name)),
+        name: format!("kernel {name}"),
         tid: track,
         ts,
         dur,
         args: format!(
-            "\"kernel\":\"{}\",\"teams\":[{},{},{}],\"threads\":[{},{},{}],\"duration_us\":{dur}",
-            esc(name),
-            teams[0],
-            teams[1],
-            teams[2],
-            threads[0],
-            threads[1],
-            threads[2]
+            "\"kernel\":\"{name}\",\"teams\":[{},{},{}],\"threads\":[{},{},{}],\"duration_us\":{dur}",
+            teams[0], teams[1], teams[2], threads[0], threads[1], threads[2]
         ),
     });
 }
