@@ -229,7 +229,6 @@ impl Device {
         unsafe { self.plugin.retrieve(self.plugin_device, dst, src, size) }
     }
 
-    /// Writes a pointer-sized value to device memory.
     /// A copy with its OMPT callbacks and profile events (`to_device`:
     /// host `host` → device `tgt`, else device `tgt` → host `host`).
     ///
@@ -267,6 +266,7 @@ impl Device {
         r
     }
 
+    /// Writes a pointer-sized value to device memory.
     pub fn write_u64(&self, dst: u64, value: u64) -> Result<()> {
         let v = value;
         // SAFETY: `v` is a live local of 8 bytes.
