@@ -237,28 +237,44 @@ impl Device {
     #[cold]
     #[inline(never)]
     unsafe fn copy_traced(&self, to_device: bool, tgt: u64, host: usize, size: u64) -> Result<()> {
+        self.traced_copy(to_device, tgt, host, size, |_| {
+            if to_device {
+                // SAFETY: forwarded contract.
+                unsafe { self.plugin.submit(self.plugin_device, tgt, host, size) }
+            } else {
+                // SAFETY: forwarded contract.
+                unsafe { self.plugin.retrieve(self.plugin_device, host, tgt, size) }
+            }
+        })
+    }
+
+    /// The OMPT callbacks and profile event around `copy`, a copy of `size`
+    /// bytes as [`Device::copy_traced`]'s arguments describe it (for queued
+    /// copies too: `copy` is told whether a tool is on).
+    #[inline]
+    pub(super) fn traced_copy(
+        &self,
+        to_device: bool,
+        tgt: u64,
+        host: usize,
+        size: u64,
+        copy: impl FnOnce(bool) -> Result<()>,
+    ) -> Result<()> {
         let ts = crate::profile::start();
         let tool = crate::ompt::on();
-        if tool {
+        let callback = |begin: bool| {
             if to_device {
-                crate::ompt::to_device(true, self.id, host, tgt, size)
+                crate::ompt::to_device(begin, self.id, host, tgt, size)
             } else {
-                crate::ompt::from_device(true, self.id, tgt, host, size)
+                crate::ompt::from_device(begin, self.id, tgt, host, size)
             }
-        }
-        let r = if to_device {
-            // SAFETY: forwarded contract.
-            unsafe { self.plugin.submit(self.plugin_device, tgt, host, size) }
-        } else {
-            // SAFETY: forwarded contract.
-            unsafe { self.plugin.retrieve(self.plugin_device, host, tgt, size) }
         };
         if tool {
-            if to_device {
-                crate::ompt::to_device(false, self.id, host, tgt, size)
-            } else {
-                crate::ompt::from_device(false, self.id, tgt, host, size)
-            }
+            callback(true);
+        }
+        let r = copy(tool);
+        if tool {
+            callback(false);
         }
         if crate::profile::on() {
             crate::profile::copy(self.id, self.plugin.name(), to_device, size, ts);
