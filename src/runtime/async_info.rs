@@ -106,37 +106,21 @@ impl AsyncInfo {
     #[cold]
     #[inline(never)]
     unsafe fn copy_traced(&mut self, to_device: bool, tgt: u64, host: usize, size: u64, q: QueueHandle) -> Result<()> {
-        let (dev, ts, tool) = (self.dev, crate::profile::start(), crate::ompt::on());
-        if tool {
-            if to_device {
-                crate::ompt::to_device(true, dev.id, host, tgt, size)
+        let dev = self.dev;
+        dev.traced_copy(to_device, tgt, host, size, |tool| {
+            let r = if to_device {
+                // SAFETY: forwarded contract.
+                unsafe { dev.plugin.submit_async(dev.plugin_device, tgt, host, size, q) }
             } else {
-                crate::ompt::from_device(true, dev.id, tgt, host, size)
+                // SAFETY: forwarded contract.
+                unsafe { dev.plugin.retrieve_async(dev.plugin_device, host, tgt, size, q) }
+            };
+            match r {
+                // A traced copy's end time is its completion.
+                Ok(()) if tool && crate::ompt::wait_queued(dev.id) => dev.plugin.queue_synchronize(dev.plugin_device, q),
+                r => r,
             }
-        }
-        let r = if to_device {
-            // SAFETY: forwarded contract.
-            unsafe { dev.plugin.submit_async(dev.plugin_device, tgt, host, size, q) }
-        } else {
-            // SAFETY: forwarded contract.
-            unsafe { dev.plugin.retrieve_async(dev.plugin_device, host, tgt, size, q) }
-        };
-        let r = match r {
-            // A traced copy's end time is its completion.
-            Ok(()) if tool && crate::ompt::wait_queued(dev.id) => dev.plugin.queue_synchronize(dev.plugin_device, q),
-            r => r,
-        };
-        if tool {
-            if to_device {
-                crate::ompt::to_device(false, dev.id, host, tgt, size)
-            } else {
-                crate::ompt::from_device(false, dev.id, tgt, host, size)
-            }
-        }
-        if crate::profile::on() {
-            crate::profile::copy(dev.id, dev.plugin.name(), to_device, size, ts);
-        }
-        r
+        })
     }
 
     /// Writes a pointer-sized value to device memory (the value is kept

@@ -1123,9 +1123,7 @@ fn update_contiguous(dev: &Device, begin: usize, size: u64, t: MapType, name: us
     }
     if t.any(MapType::FROM) {
         retrieve(q, begin, r.tgt, size, name)?;
-        if q.queued() {
-            set_event(&entry, q)?;
-        }
+        set_event(&entry, q)?;
         let restores: smallvec::SmallVec<[(usize, u64); 4]> = entry
             .shadows
             .lock()

@@ -229,7 +229,6 @@ impl Device {
         unsafe { self.plugin.retrieve(self.plugin_device, dst, src, size) }
     }
 
-    /// Writes a pointer-sized value to device memory.
     /// A copy with its OMPT callbacks and profile events (`to_device`:
     /// host `host` → device `tgt`, else device `tgt` → host `host`).
     ///
@@ -238,28 +237,44 @@ impl Device {
     #[cold]
     #[inline(never)]
     unsafe fn copy_traced(&self, to_device: bool, tgt: u64, host: usize, size: u64) -> Result<()> {
+        self.traced_copy(to_device, tgt, host, size, |_| {
+            if to_device {
+                // SAFETY: forwarded contract.
+                unsafe { self.plugin.submit(self.plugin_device, tgt, host, size) }
+            } else {
+                // SAFETY: forwarded contract.
+                unsafe { self.plugin.retrieve(self.plugin_device, host, tgt, size) }
+            }
+        })
+    }
+
+    /// The OMPT callbacks and profile event around `copy`, a copy of `size`
+    /// bytes as [`Device::copy_traced`]'s arguments describe it (for queued
+    /// copies too: `copy` is told whether a tool is on).
+    #[inline]
+    pub(super) fn traced_copy(
+        &self,
+        to_device: bool,
+        tgt: u64,
+        host: usize,
+        size: u64,
+        copy: impl FnOnce(bool) -> Result<()>,
+    ) -> Result<()> {
         let ts = crate::profile::start();
         let tool = crate::ompt::on();
-        if tool {
+        let callback = |begin: bool| {
             if to_device {
-                crate::ompt::to_device(true, self.id, host, tgt, size)
+                crate::ompt::to_device(begin, self.id, host, tgt, size)
             } else {
-                crate::ompt::from_device(true, self.id, tgt, host, size)
+                crate::ompt::from_device(begin, self.id, tgt, host, size)
             }
-        }
-        let r = if to_device {
-            // SAFETY: forwarded contract.
-            unsafe { self.plugin.submit(self.plugin_device, tgt, host, size) }
-        } else {
-            // SAFETY: forwarded contract.
-            unsafe { self.plugin.retrieve(self.plugin_device, host, tgt, size) }
         };
         if tool {
-            if to_device {
-                crate::ompt::to_device(false, self.id, host, tgt, size)
-            } else {
-                crate::ompt::from_device(false, self.id, tgt, host, size)
-            }
+            callback(true);
+        }
+        let r = copy(tool);
+        if tool {
+            callback(false);
         }
         if crate::profile::on() {
             crate::profile::copy(self.id, self.plugin.name(), to_device, size, ts);
@@ -267,6 +282,7 @@ impl Device {
         r
     }
 
+    /// Writes a pointer-sized value to device memory.
     pub fn write_u64(&self, dst: u64, value: u64) -> Result<()> {
         let v = value;
         // SAFETY: `v` is a live local of 8 bytes.

@@ -230,7 +230,10 @@ impl Runtime {
     /// `__tgt_rtl_deinit`: one reference less (never below zero).
     pub fn deinit(&self) {
         let last = self.refcount.fetch_update(Ordering::AcqRel, Ordering::Acquire, |c| c.checked_sub(1)) == Ok(1);
-        if last && crate::ompt::on() {
+        if !last {
+            return;
+        }
+        if crate::ompt::on() {
             // Device traces end (their last buffers delivered) before the devices go.
             crate::ompt::trace::shutdown();
             // 22.1 deinitialises its devices when the last library goes.
@@ -238,16 +241,12 @@ impl Runtime {
                 crate::ompt::device_finalize(dev.id);
             }
         }
-        if last {
-            crate::profile::write();
-        }
-        if last && crate::env::config().info_on(info::DUMP_TABLE) {
+        crate::profile::write();
+        if crate::env::config().info_on(info::DUMP_TABLE) {
             // LLVM prints the tables once more when the runtime goes down.
             self.dump_tables_reversed("libomptarget:0:0");
         }
-        if last {
-            self.plugins.iter().for_each(|p| p.release_cached());
-        }
+        self.plugins.iter().for_each(|p| p.release_cached());
     }
 
     /// Offloading disabled by `OMP_TARGET_OFFLOAD=disabled`: no plugin is used.
