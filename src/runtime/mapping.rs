@@ -9,7 +9,7 @@
 use parking_lot::{Mutex, RwLock, RwLockWriteGuard};
 use std::collections::BTreeMap;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicPtr, AtomicU32, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicPtr, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 
 /// The "infinite" count of declare-target globals and associated pointers.
 pub const INF: u64 = u64::MAX;
@@ -248,6 +248,50 @@ struct Shard {
     /// tree search. Cleared by [`Shard::write`], stored under a lock, read
     /// without one (see [`MappingTable::contains`]).
     gap: AtomicU64,
+    /// The ranges removed last, so that an insertion whose lookup missed can
+    /// tell whether a mapping of its range came and went meanwhile (and may
+    /// have copied newer data back to the host) rather than refilling on any
+    /// change of the shard. Touched only under the write lock.
+    removed: RemovedRanges,
+}
+
+/// Entries a shard remembers having removed.
+const REMOVED: usize = 8;
+
+/// A ring of the last [`REMOVED`] removals of a shard: each entry's host
+/// range and the shard version its removal made, plus the newest version
+/// that left the ring. Relaxed atomics: every access holds the write lock.
+#[derive(Debug, Default)]
+struct RemovedRanges {
+    begin: [AtomicUsize; REMOVED],
+    end: [AtomicUsize; REMOVED],
+    at: [AtomicU64; REMOVED],
+    next: AtomicUsize,
+    evicted: AtomicU64,
+}
+
+impl RemovedRanges {
+    /// Records that the removal which made version `at` took `[begin, end)`.
+    fn record(&self, begin: usize, end: usize, at: u64) {
+        let i = self.next.load(Ordering::Relaxed) % REMOVED;
+        self.next.store(i + 1, Ordering::Relaxed);
+        // FIFO over growing versions: the record leaving is the newest that left.
+        self.evicted.store(self.at[i].load(Ordering::Relaxed), Ordering::Relaxed);
+        self.begin[i].store(begin, Ordering::Relaxed);
+        self.end[i].store(end, Ordering::Relaxed);
+        self.at[i].store(at, Ordering::Relaxed);
+    }
+
+    /// Whether a removal after version `since` may have taken part of
+    /// `[begin, end)` (true too when such a removal left the ring).
+    fn since_overlaps(&self, since: u64, begin: usize, end: usize) -> bool {
+        self.evicted.load(Ordering::Relaxed) > since
+            || (0..REMOVED).any(|i| {
+                self.at[i].load(Ordering::Relaxed) > since
+                    && self.begin[i].load(Ordering::Relaxed) < end
+                    && begin < self.end[i].load(Ordering::Relaxed)
+            })
+    }
 }
 
 impl Drop for Shard {
@@ -734,14 +778,21 @@ impl MappingTable {
             // range could overlap: one lock, no guard list.
             let shard = &self.shards[i];
             let mut map = shard.write();
-            if !matches!(seen.0, Some((si, v)) if si == i && shard.version.load(Ordering::Acquire) == v) {
+            let since = match seen.0 {
+                Some((si, v)) if si == i => Some(v),
+                _ => None,
+            };
+            if since != Some(shard.version.load(Ordering::Acquire)) {
                 let found = lookup_ref(&map, begin, size);
                 if !matches!(found, Found::NotFound) {
                     let found = found.to_lookup();
                     on_found(&found);
                     return Insert::Found(found);
                 }
-                if !refill() {
+                // Only a mapping of the range that was removed since the
+                // lookup can have copied newer data back to the host.
+                let stale = since.is_none_or(|v| shard.removed.since_overlaps(v, begin, end.max(begin.saturating_add(1))));
+                if stale && !refill() {
                     return Insert::Refused;
                 }
             }
@@ -805,7 +856,8 @@ impl MappingTable {
             return match map.entry(entry.host_begin) {
                 std::collections::btree_map::Entry::Occupied(o) if Arc::ptr_eq(o.get(), entry) && ok() => {
                     shard.keep_spare(o.remove());
-                    shard.version.fetch_add(1, Ordering::AcqRel);
+                    let at = shard.version.fetch_add(1, Ordering::AcqRel) + 1;
+                    shard.removed.record(entry.host_begin, entry.host_end, at);
                     true
                 }
                 _ => false,
@@ -818,7 +870,9 @@ impl MappingTable {
         }
         for (i, map) in guards.iter_mut() {
             map.remove(&entry.host_begin);
-            self.shards[*i].version.fetch_add(1, Ordering::AcqRel);
+            let shard = &self.shards[*i];
+            let at = shard.version.fetch_add(1, Ordering::AcqRel) + 1;
+            shard.removed.record(entry.host_begin, entry.host_end, at);
         }
         true
     }
@@ -915,6 +969,67 @@ mod tests {
         });
         assert_eq!(lasts, 1);
         assert_eq!(e.total(), 0);
+    }
+
+    #[test]
+    fn refill_only_after_an_overlapping_removal() {
+        let t = MappingTable::default();
+        let mapped = |b: usize| match t.insert_unless_mapped(
+            Seen(None),
+            b,
+            b,
+            8,
+            || MapEntry::new(b, b, 8, b as u64, b as u64, 0, false),
+            |_| {},
+            || true,
+        ) {
+            Insert::Inserted(e) => e,
+            Insert::Found(_) | Insert::Refused => panic!("range already mapped"),
+        };
+        // Inserts [b, b+8) after a lookup stamped `seen`; reports whether it refilled.
+        let refilled = |seen: Seen, b: usize| {
+            let called = std::cell::Cell::new(false);
+            let out = t.insert_unless_mapped(
+                seen,
+                b,
+                b,
+                8,
+                || MapEntry::new(b, b, 8, b as u64, b as u64, 0, false),
+                |_| {},
+                || {
+                    called.set(true);
+                    true
+                },
+            );
+            let Insert::Inserted(e) = out else { panic!("range already mapped") };
+            e.dec(false);
+            assert!(t.remove_if_unused(&e));
+            called.get()
+        };
+        let seen = |b: usize| t.lookup_with(b, 8, |_| ()).1;
+        // Another range of the shard came and went: no refill.
+        let s = seen(0x1000);
+        let other = mapped(0x2000);
+        other.dec(false);
+        assert!(t.remove_if_unused(&other));
+        assert!(!refilled(s, 0x1000));
+        // A mapping overlapping the range came and went: refill.
+        let s = seen(0x1000);
+        let over = mapped(0x1004);
+        over.dec(false);
+        assert!(t.remove_if_unused(&over));
+        assert!(refilled(s, 0x1000));
+        // More removals than the shard remembers: refill, to be safe.
+        let s = seen(0x1000);
+        for i in 0..=REMOVED {
+            let e = mapped(0x4000 + 0x100 * i);
+            e.dec(false);
+            assert!(t.remove_if_unused(&e));
+        }
+        assert!(refilled(s, 0x1000));
+        // A stamp from another shard, or none: refill.
+        assert!(refilled(seen(0x1000 + (1 << GRANULE_BITS)), 0x1000));
+        assert!(refilled(Seen(None), 0x1000));
     }
 
     #[test]
