@@ -4,7 +4,7 @@
 use super::boundary::{int_entry, void_entry};
 use super::data::RawArgs;
 use crate::abi::ptr::Loc;
-use crate::abi::{self, __tgt_kernel_arguments, ident_t, map_var_info_t};
+use crate::abi::{self, __tgt_kernel_arguments, MapType, ident_t, map_var_info_t};
 use crate::env::diag;
 use crate::error::{OffloadError, Result};
 use crate::runtime::async_info::{AsyncInfo, TaskQuery};
@@ -189,8 +189,105 @@ pub unsafe extern "C" fn __tgt_target_kernel(
     host_ptr: *mut c_void,
     args: *mut __tgt_kernel_arguments,
 ) -> i32 {
-    // SAFETY: forwarded contract.
-    unsafe { target_kernel("__tgt_target_kernel", loc, device_id, num_teams, thread_limit, host_ptr, args, None) }
+    int_entry("__tgt_target_kernel", || {
+        // SAFETY: forwarded contract.
+        if let Some(rc) = unsafe { launch_fast(device_id, num_teams, host_ptr, args) } {
+            return Ok(rc);
+        }
+        // SAFETY: forwarded contract.
+        unsafe { target_kernel_body(loc, device_id, num_teams, thread_limit, host_ptr, args, None) }
+    })
+}
+
+/// Most arguments the fast path passes (`dyn_ptr` and the literals).
+const FAST_PARAMS: usize = crate::plugins::PLAIN_LAUNCH_SLOTS;
+
+/// `__tgt_target_kernel` for the common case, with the general path's
+/// result: a region whose arguments are all passed by value (no list item
+/// to map: none at all, or `firstprivate`/`is_device_ptr` scalars, which
+/// clang passes as `LITERAL | TARGET_PARAM`), a kernel-arguments struct of
+/// version 3, a device whose plugin runs kernels synchronously (the host
+/// plugin), and nothing else to do ([`crate::env::slow`]: no INFO, debug,
+/// tool, profile or recording, and the policy settled). Everything it does
+/// is what the general path does for such a region: the `upgradeKernelArgs`
+/// write-backs, the implicit `dyn_ptr` (~0), the literals as parameters,
+/// the launch, and the parameter count written into `NumArgs`. `None`
+/// whenever anything differs (the initial device, a device that has to
+/// load an image first, a kernel missing from its image, an error): then
+/// the general path runs the construct from the start, having seen nothing
+/// done.
+///
+/// # Safety
+/// As [`__tgt_target_kernel`].
+#[inline(always)]
+unsafe fn launch_fast(device_id: i64, num_teams: i32, host_ptr: *mut c_void, args: *mut __tgt_kernel_arguments) -> Option<i32> {
+    if !crate::env::slow::none() || args.is_null() || !(args as usize).is_multiple_of(8) {
+        return None;
+    }
+    // SAFETY: non-NULL and aligned; every version starts with the 4-byte Version.
+    if unsafe { *(args as *const u32) } != abi::KERNEL_ARGS_MIN_VERSION_WITH_DYN_PTR {
+        return None;
+    }
+    // SAFETY: a version 3 struct is the full 104 bytes and writable (caller's contract).
+    let ka = unsafe { &mut *args };
+    let n = ka.NumArgs as usize;
+    if n >= FAST_PARAMS || ka.Flags & !abi::KERNEL_FLAG_NOWAIT != 0 {
+        return None;
+    }
+    let (bases, sizes, types, mappers) = (ka.ArgBasePtrs, ka.ArgSizes, ka.ArgTypes, ka.ArgMappers);
+    if n > 0 {
+        if bases.is_null()
+            || sizes.is_null()
+            || types.is_null()
+            || !(bases as usize | sizes as usize | types as usize | mappers as usize).is_multiple_of(8)
+        {
+            return None;
+        }
+        const BY_VALUE: u64 = MapType::LITERAL | MapType::TARGET_PARAM;
+        for i in 0..n {
+            // SAFETY: the non-NULL, aligned arrays hold NumArgs elements (caller's contract); i < NumArgs.
+            let (ty, size) = unsafe { (*types.add(i) as u64, *sizes.add(i)) };
+            // SAFETY: as above; a NULL mappers array means no mappers.
+            let mapper = if mappers.is_null() { 0 } else { unsafe { *mappers.add(i) as usize } };
+            if ty & !MapType::IMPLICIT != BY_VALUE || size < 0 || mapper != 0 {
+                return None;
+            }
+        }
+    }
+    let mut params = [u64::MAX; FAST_PARAMS];
+    for (i, p) in params[1..=n].iter_mut().enumerate() {
+        // SAFETY: checked above: a non-NULL, aligned array of NumArgs elements; i < NumArgs.
+        *p = unsafe { *bases.add(i) } as u64;
+    }
+    let rt = runtime::get();
+    let id = if device_id == -1 { crate::abi::libomp::default_device() as i64 } else { device_id };
+    let dev = rt.device_ready(id)?;
+    if dev.queued {
+        return None;
+    }
+    let kernel = dev.kernel(host_ptr as usize).filter(|k| k.handle != crate::runtime::device::MISSING_KERNEL)?;
+    if num_teams == -1 {
+        ka.NumTeams[0] = 1;
+    }
+    for d in 1..3 {
+        if ka.NumTeams[d] == 0 {
+            ka.NumTeams[d] = 1;
+        }
+        if ka.ThreadLimit[d] == 0 {
+            ka.ThreadLimit[d] = 1;
+        }
+    }
+    let dims = crate::plugins::LaunchDims {
+        teams: ka.NumTeams,
+        threads: ka.ThreadLimit,
+        dyn_shared_bytes: ka.DynCGroupMem,
+        tripcount: ka.Tripcount,
+    };
+    if !dev.plugin.launch_plain(dev.plugin_device, kernel.handle, &params, n + 1, &dims) {
+        return None;
+    }
+    ka.NumArgs = n as u32 + 1;
+    Some(abi::OFFLOAD_SUCCESS)
 }
 
 /// The contexts of a handle from `__tgt_async_info_create`, one per device used.
@@ -214,7 +311,25 @@ pub(crate) unsafe fn target_kernel(
     args: *mut __tgt_kernel_arguments,
     handle: Option<&HandleContexts>,
 ) -> i32 {
-    int_entry(name, || {
+    // SAFETY: forwarded contract.
+    int_entry(name, || unsafe { target_kernel_body(loc, device_id, num_teams, thread_limit, host_ptr, args, handle) })
+}
+
+/// [`target_kernel`]'s body, inside the panic guard.
+///
+/// # Safety
+/// As [`__tgt_target_kernel`].
+#[inline(always)]
+unsafe fn target_kernel_body(
+    loc: *mut ident_t,
+    device_id: i64,
+    num_teams: i32,
+    thread_limit: i32,
+    host_ptr: *mut c_void,
+    args: *mut __tgt_kernel_arguments,
+    handle: Option<&HandleContexts>,
+) -> Result<i32> {
+    {
         // SAFETY: forwarded contract.
         let src = unsafe { Loc::new(loc) };
         let rt = runtime::get();
@@ -287,7 +402,7 @@ pub(crate) unsafe fn target_kernel(
             crate::ompt::construct_end();
         }
         Ok(abi::OFFLOAD_SUCCESS)
-    })
+    }
 }
 
 /// Legacy `nowait` launch; the dependences are carried by the enclosing task.

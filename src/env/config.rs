@@ -84,6 +84,8 @@ impl Config {
                 0
             }),
         };
+        crate::env::slow::set(crate::env::slow::DEBUG, debug);
+        crate::env::slow::set(crate::env::slow::INFO, info != 0);
         Config {
             debug,
             info: AtomicU32::new(info),
@@ -108,6 +110,7 @@ impl Config {
     /// `__tgt_set_info_flag`.
     pub fn set_info(&self, mask: u32) {
         self.info.store(mask, Ordering::Relaxed);
+        crate::env::slow::set(crate::env::slow::INFO, mask != 0);
     }
 }
 

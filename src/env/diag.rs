@@ -163,6 +163,9 @@ fn policy_first(target_offload: impl FnOnce() -> i32, num_devices: impl FnOnce()
         _ => Policy::Disabled,
     };
     POLICY.store(if p == Policy::Disabled { 1 } else { 2 }, Ordering::Release);
+    // The configuration is read before the fast-path word can become zero.
+    let _ = config();
+    crate::env::slow::set(crate::env::slow::POLICY, p != Policy::Mandatory);
     p
 }
 

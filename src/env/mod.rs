@@ -3,5 +3,6 @@
 
 pub mod config;
 pub mod diag;
+pub mod slow;
 
 pub use config::config;

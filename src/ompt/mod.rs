@@ -128,6 +128,7 @@ pub fn hooks() -> bool {
 /// Turns the hooks on (before any construct runs).
 pub fn set_hooks() {
     HOOKS.store(true, Ordering::Release);
+    crate::env::slow::set(crate::env::slow::HOOKS, true);
 }
 
 /// Whether a tool listens. The one branch every hook costs without a tool.

@@ -58,6 +58,9 @@ pub struct InteropInfo {
 }
 
 /// One device back-end.
+/// Argument slots of [`Plugin::launch_plain`].
+pub const PLAIN_LAUNCH_SLOTS: usize = 8;
+
 pub trait Plugin: Send + Sync {
     /// Short name used in messages (`x86_64`, `cuda`, `amdgpu`).
     fn name(&self) -> &'static str;
@@ -117,6 +120,21 @@ pub trait Plugin: Send + Sync {
     fn memset(&self, device: usize, ptr: u64, value: u8, size: u64) -> Result<()>;
     /// Launches a kernel with pointer-sized arguments and waits for it.
     fn launch(&self, device: usize, kernel: KernelHandle, name: &str, args: &[u64], dims: &LaunchDims) -> Result<()>;
+    /// [`Plugin::launch`] for a construct's fast path, when nothing is to be
+    /// printed or traced: runs the kernel with the first `n` of `slots` as
+    /// its arguments to completion and returns true, or returns false at
+    /// once, having done nothing, when this plugin cannot launch this way
+    /// (the caller then takes the general path).
+    fn launch_plain(
+        &self,
+        _device: usize,
+        _kernel: KernelHandle,
+        _slots: &[u64; PLAIN_LAUNCH_SLOTS],
+        _n: usize,
+        _dims: &LaunchDims,
+    ) -> bool {
+        false
+    }
     // ---- Asynchronous work (abi-reference: AsyncInfoTy). Plugins without
     // queues keep the defaults: every operation completes before it returns,
     // and the runtime never asks them for a queue or an event.

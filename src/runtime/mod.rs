@@ -531,14 +531,20 @@ impl Runtime {
     /// Like [`Runtime::device`] but aborts for a bad number, as `getDevice` callers in LLVM do.
     #[inline]
     pub fn device_or_fatal(&self, id: i64) -> &Device {
-        // Every construct looks its device up: an existing device that has
-        // caught up with the registry needs two loads and a compare.
-        if let Some(dev) = usize::try_from(id).ok().and_then(|i| self.devices.get(i))
-            && dev.generation() == self.generation.load(Ordering::Acquire)
-        {
+        if let Some(dev) = self.device_ready(id) {
             return dev;
         }
         self.device_or_fatal_slow(id)
+    }
+
+    /// Device `id` if it exists and has caught up with the registry (every
+    /// registered image it takes is loaded): two loads and a compare, the
+    /// test every construct makes. `None` for anything else, including the
+    /// initial device's number.
+    #[inline]
+    pub fn device_ready(&self, id: i64) -> Option<&Device> {
+        let dev = usize::try_from(id).ok().and_then(|i| self.devices.get(i))?;
+        (dev.generation() == self.generation.load(Ordering::Acquire)).then_some(&**dev)
     }
 
     #[cold]

@@ -93,6 +93,7 @@ fn gpu(dev: &Device) -> bool {
 /// Reserves a block on `dev`; reports and returns the error if it cannot.
 fn reserve(dev: &Device, mode: Mode, total: u64, save_output: bool, blocks: &mut Vec<Block>) -> Result<u64> {
     ACTIVE.store(true, Ordering::Release);
+    crate::env::slow::set(crate::env::slow::RECORD, true);
     match dev.plugin.alloc(dev.plugin_device, total, AllocKind::Default) {
         Ok(start) => {
             diag::plugin_info(info::PLUGIN_KERNEL, dev.id, || format!("Allocated {total} bytes at {} for replay.", diag::ptr(start)));

@@ -395,6 +395,18 @@ impl Plugin for HostPlugin {
         Ok(())
     }
 
+    fn launch_plain(
+        &self,
+        _device: usize,
+        kernel: KernelHandle,
+        slots: &[u64; super::PLAIN_LAUNCH_SLOTS],
+        n: usize,
+        _dims: &LaunchDims,
+    ) -> bool {
+        // SAFETY: as in `launch`: a kernel symbol of a loaded image, pointer-sized parameters.
+        unsafe { call::call_kernel_slots(kernel as usize, slots, n) }
+    }
+
     fn lock_for_fork(&'static self, held: &mut crate::runtime::fork::ForkLocks) -> bool {
         held.mutex(&self.images) && self.queues.lock_for_fork(held) && self.pool.lock_for_fork(held)
     }
