@@ -25,6 +25,10 @@
  *   cuStreamDestroy(s)        runs s first (the driver completes it too).
  * Work on the NULL stream, and launches with kernelParams instead of a
  * parameter buffer, run at once (after flushing the stream).
+ * Event timing: an event is reached (keeps CLOCK_MONOTONIC for
+ * cuEventElapsedTime) when its stream runs past its position: just before
+ * the next queued operation runs, or at once when nothing is pending before
+ * it, so two events around an operation time that operation.
  *
  * Errors: a queued launch of the kernel named by MOCK_ASYNC_FAIL_KERNEL fails
  * when it runs with CUDA_ERROR_LAUNCH_FAILED (719); the first failure of a
@@ -336,9 +340,20 @@ static CUresult run(struct op *o) {
   return CUDA_ERROR_INVALID_VALUE;
 }
 
+/* Events of s whose position the stream has passed are reached now: they
+ * get the time (cuEventElapsedTime measures the work between two events as
+ * a GPU's timestamps do). Lock held. */
+static void reach_events(struct stream *s) {
+  uint64_t now = 0;
+  for (struct event *e = live_events; e; e = e->next_live)
+    if (e->stream == s && !e->ns && e->seq <= s->done_seq)
+      e->ns = now ? now : (now = now_ns());
+}
+
 /* Runs s's queued work with seq <= upto, in order. Lock held. */
 static void flush(struct stream *s, uint64_t upto) {
   while (s->head && s->head->seq <= upto) {
+    reach_events(s); /* those recorded before the next operation */
     struct op *o = s->head;
     s->head = o->next;
     if (!s->head)
@@ -363,6 +378,7 @@ static void flush(struct stream *s, uint64_t upto) {
     s->done_seq = s->last_seq;
     s->queries = 0;
   }
+  reach_events(s);
 }
 
 static void flush_all(void) {
@@ -673,8 +689,8 @@ EXPORT CUresult cuEventRecord(void *eh, void *sh) {
     flush_all(); /* the NULL stream: everything before it */
     e->stream = NULL;
   }
-  if (e)
-    e->ns = s ? 0 : now_ns();
+  if (e) /* reached at once on the NULL stream or behind nothing pending */
+    e->ns = (!s || s->done_seq >= e->seq) ? now_ns() : 0;
   pthread_mutex_unlock(&lock);
   return r;
 }

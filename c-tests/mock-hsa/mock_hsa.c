@@ -32,7 +32,12 @@
  *     its completion signal is decremented. Barrier-AND packets check their
  *     dependencies;
  *   - signals with waits, and hsa_amd_signal_async_handler callbacks run when
- *     the condition becomes true.
+ *     the condition becomes true;
+ *   - profiling timestamps: with hsa_amd_profiling_set_profiler_enabled on a
+ *     queue its dispatches, and with hsa_amd_profiling_async_copy_enable(1)
+ *     every async copy, stamp their completion signal with when they started
+ *     and completed (system clock = CLOCK_MONOTONIC ns), which
+ *     hsa_amd_profiling_get_dispatch_time / _get_async_copy_time return.
  *
  * Environment: MOCK_HSA_TRACE=1 (log calls to stderr), MOCK_HSA_LOG=file (one
  * line per dispatch), MOCK_HSA_EMU=path[:path...], MOCK_HSA_GPUS=N, MOCK_HSA_ISA=target-id,
@@ -195,6 +200,7 @@ static void warn(const char *fmt, ...) {
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static int initialized;
+static int copy_profiling; /* hsa_amd_profiling_async_copy_enable */
 #define NEED_INIT()                                                            \
   do {                                                                         \
     if (!initialized) {                                                        \
@@ -348,6 +354,9 @@ struct signal {
   struct mock_queue *doorbell_of;
   struct handler *handlers;
   uint32_t magic;
+  /* Profiling timestamps (system clock ticks = CLOCK_MONOTONIC ns) of the
+   * last operation that completed this signal; 0 when it was not profiled. */
+  uint64_t ts_start, ts_end;
 };
 #define SIGNAL_MAGIC 0x5160a1u
 static struct signal *sig(hsa_signal_t s) {
@@ -368,6 +377,16 @@ static bool cond_true(int cond, int64_t v, int64_t cmp) {
   }
 }
 static void process_queue(struct mock_queue *q);
+static uint64_t now_ns(void);
+/* Stamps the completion signal of an operation that ran from t0 to now
+ * (profiled) or clears its stamps; then the caller decrements it. */
+static void stamp(hsa_signal_t done, int profiled, uint64_t t0) {
+  struct signal *p = done.handle ? (struct signal *)(uintptr_t)done.handle : NULL;
+  if (!p || p->magic != SIGNAL_MAGIC)
+    return;
+  p->ts_start = profiled ? t0 : 0;
+  p->ts_end = profiled ? now_ns() : 0;
+}
 static int deferred(void);
 static void defer_wake(void);
 /* Guards every signal's handler list (handlers run without it). */
@@ -1128,6 +1147,7 @@ struct mock_queue {
   void *data;
   hsa_agent_t agent;
   int busy;
+  int profiling; /* hsa_amd_profiling_set_profiler_enabled */
   /* Deferred mode: when the head packet started (0: not yet); the queue
    * stopped after an error. */
   uint64_t head_started_ns;
@@ -1341,6 +1361,7 @@ static void process_queue(struct mock_queue *q) {
       break; /* reserved but not published yet */
     hsa_signal_t done = pk->completion_signal;
     int err = 0;
+    uint64_t t0 = now_ns();
     if (type == 2) {
       err = run_dispatch(q, pk, header);
     } else if (type == 3) {
@@ -1364,6 +1385,7 @@ static void process_queue(struct mock_queue *q) {
     }
     __atomic_store_n((uint32_t *)pk, 1u, __ATOMIC_RELEASE);
     atomic_store(&q->read_index, r + 1);
+    stamp(done, q->profiling && type == 2, t0);
     if (done.handle)
       hsa_signal_subtract_screlease(done, 1);
   }
@@ -1699,8 +1721,10 @@ EXPORT hsa_status_t hsa_amd_memory_async_copy(void *dst, hsa_agent_t da, const v
     trace("hsa_amd_memory_async_copy(%p <- %p, %zu, %u deps) deferred", dst, src, size, ndep);
     return defer_copy(dst, src, size, ndep, deps, done);
   }
+  uint64_t t0 = now_ns();
   memmove(d, s, size);
   trace("hsa_amd_memory_async_copy(%p <- %p, %zu)", dst, src, size);
+  stamp(done, copy_profiling, t0);
   if (done.handle)
     hsa_signal_subtract_screlease(done, 1);
   return HSA_STATUS_SUCCESS;
@@ -1727,7 +1751,54 @@ EXPORT hsa_status_t hsa_amd_register_system_event_handler(hsa_amd_system_event_c
   event_data = data;
   return HSA_STATUS_SUCCESS;
 }
-EXPORT hsa_status_t hsa_amd_profiling_set_profiler_enabled(hsa_queue_t *q, int enable) { return HSA_STATUS_SUCCESS; }
+/* Profiling: a queue with profiling on stamps its dispatches' completion
+ * signals, hsa_amd_profiling_async_copy_enable(true) every async copy's;
+ * times are the system clock's (TIMESTAMP: CLOCK_MONOTONIC ns): when the
+ * operation started (deferred mode: its dependencies were met) and when it
+ * completed (after the kernel ran / the bytes moved). */
+EXPORT hsa_status_t hsa_amd_profiling_set_profiler_enabled(hsa_queue_t *q, int enable) {
+  NEED_INIT();
+  if (!q)
+    return HSA_STATUS_ERROR_INVALID_ARGUMENT;
+  ((struct mock_queue *)q)->profiling = enable != 0;
+  trace("hsa_amd_profiling_set_profiler_enabled(%p, %d)", (void *)q, enable);
+  return HSA_STATUS_SUCCESS;
+}
+EXPORT hsa_status_t hsa_amd_profiling_async_copy_enable(bool enable) {
+  NEED_INIT();
+  copy_profiling = enable;
+  trace("hsa_amd_profiling_async_copy_enable(%d)", (int)enable);
+  return HSA_STATUS_SUCCESS;
+}
+typedef struct {
+  uint64_t start, end;
+} hsa_amd_profiling_time_t;
+EXPORT hsa_status_t hsa_amd_profiling_get_dispatch_time(hsa_agent_t agent, hsa_signal_t signal, hsa_amd_profiling_time_t *time) {
+  NEED_INIT();
+  struct signal *p = sig(signal);
+  if (!p)
+    return HSA_STATUS_ERROR_INVALID_SIGNAL;
+  if (!time || gpu_index(agent) < 0)
+    return HSA_STATUS_ERROR_INVALID_ARGUMENT;
+  if (atomic_load(&p->value) > 0)
+    warn("hsa_amd_profiling_get_dispatch_time: the signal is still %lld (the dispatch has not completed)", (long long)atomic_load(&p->value));
+  time->start = p->ts_start;
+  time->end = p->ts_end;
+  return HSA_STATUS_SUCCESS;
+}
+EXPORT hsa_status_t hsa_amd_profiling_get_async_copy_time(hsa_signal_t signal, hsa_amd_profiling_time_t *time) {
+  NEED_INIT();
+  struct signal *p = sig(signal);
+  if (!p)
+    return HSA_STATUS_ERROR_INVALID_SIGNAL;
+  if (!time)
+    return HSA_STATUS_ERROR_INVALID_ARGUMENT;
+  if (atomic_load(&p->value) > 0)
+    warn("hsa_amd_profiling_get_async_copy_time: the signal is still %lld (the copy has not completed)", (long long)atomic_load(&p->value));
+  time->start = p->ts_start;
+  time->end = p->ts_end;
+  return HSA_STATUS_SUCCESS;
+}
 
 /* ----------------------------------------------- deferred completion --- */
 
@@ -1853,7 +1924,7 @@ EXPORT int mock_hsa_defer_pending(void) {
 }
 
 /* Runs the head packet of q (called without dlock); returns 1 if it completed. */
-static void run_head(struct mock_queue *q, hsa_kernel_dispatch_packet_t *pk, uint16_t header) {
+static void run_head(struct mock_queue *q, hsa_kernel_dispatch_packet_t *pk, uint16_t header, uint64_t started) {
   unsigned type = header & 0xff;
   hsa_signal_t done = pk->completion_signal;
   int err = 0;
@@ -1873,6 +1944,7 @@ static void run_head(struct mock_queue *q, hsa_kernel_dispatch_packet_t *pk, uin
   }
   __atomic_store_n((uint32_t *)pk, 1u, __ATOMIC_RELEASE);
   atomic_fetch_add(&q->read_index, 1);
+  stamp(done, q->profiling && type == 2, started);
   if (done.handle)
     hsa_signal_subtract_screlease(done, 1);
 }
@@ -1885,6 +1957,7 @@ static void *defer_worker(void *arg) {
     struct mock_queue *run_q = NULL;
     hsa_kernel_dispatch_packet_t *run_pk = NULL;
     uint16_t run_header = 0;
+    uint64_t run_started = 0;
     struct deferred_copy *run_c = NULL;
     if (gate_open) {
       for (struct mock_queue *q = dqueues; q && !run_q; q = q->next_queue) {
@@ -1903,6 +1976,7 @@ static void *defer_worker(void *arg) {
           run_q = q;
           run_pk = pk;
           run_header = header;
+          run_started = q->head_started_ns;
           q->head_started_ns = 0;
         } else if (!wait_until || q->head_started_ns + defer_ns() < wait_until) {
           wait_until = q->head_started_ns + defer_ns();
@@ -1943,13 +2017,14 @@ static void *defer_worker(void *arg) {
     }
     pthread_mutex_unlock(&dlock);
     if (run_q) {
-      run_head(run_q, run_pk, run_header);
+      run_head(run_q, run_pk, run_header, run_started);
     } else {
       void *d = device_view(run_c->dst, run_c->size, "deferred hsa_amd_memory_async_copy dst");
       void *s = device_view(run_c->src, run_c->size, "deferred hsa_amd_memory_async_copy src");
       if (d && s)
         memmove(d, s, run_c->size);
       trace("deferred copy %p <- %p (%zu bytes) done", run_c->dst, run_c->src, run_c->size);
+      stamp(run_c->done, copy_profiling, run_c->started_ns);
       if (run_c->done.handle)
         hsa_signal_subtract_screlease(run_c->done, 1);
       free(run_c);

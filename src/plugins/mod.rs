@@ -240,6 +240,31 @@ pub trait Plugin: Send + Sync {
         None
     }
 
+    // ---- Device timing for LIBOMPTARGET_PROFILE's device tracks (issue 12).
+    // Only called while a profile is recorded. Plugins without device timing
+    // keep the defaults (the profile then shows the host's issue times).
+
+    /// Starts timing the operation(s) queued on `queue` next (CUDA: an event
+    /// recorded on the stream; HSA: the completion signals of what follows).
+    /// Returns a token for [`Plugin::timing_stop`] and [`Plugin::timing_read`],
+    /// `None` without device timing. Adds no wait.
+    fn timing_start(&self, _device: usize, _queue: QueueHandle) -> Option<u64> {
+        None
+    }
+    /// Ends the timed span after the operation(s) were queued.
+    fn timing_stop(&self, _device: usize, _queue: QueueHandle, _token: u64) {}
+    /// After the queue completed (synchronised, or a query said so): the
+    /// span's start and end as measured on the device, mapped onto the host's
+    /// `CLOCK_MONOTONIC` (ns). Frees the token; `None` when the device gave
+    /// no times (failed work, no timing support).
+    fn timing_read(&self, _device: usize, _token: u64) -> Option<(u64, u64)> {
+        None
+    }
+    /// The grid a launch with `dims` gets: (teams, threads per team), x/y/z.
+    fn launched_grid(&self, _device: usize, _kernel: KernelHandle, _dims: &LaunchDims) -> Option<([u32; 3], [u32; 3])> {
+        None
+    }
+
     /// Whether the device can access the host range directly.
     fn is_accessible(&self, _device: usize, _ptr: usize, _size: u64) -> bool {
         false

@@ -8,11 +8,20 @@
 //! `LIBOMPTARGET_PROFILE_GRANULARITY` microseconds (default 500) left out,
 //! and one "Total <name>" event per name at the end. We write the same and
 //! add one track per device with every copy (direction, bytes, variable,
-//! GB/s) and every kernel (name, teams, threads, duration), plus totals per
-//! kernel and per variable. The file is written when the runtime shuts down
-//! (the last library unregistered), as 22.1 does.
+//! GB/s) and every kernel (name, grid, duration), plus totals per kernel and
+//! per variable. The file is written when the runtime shuts down (the last
+//! library unregistered), as 22.1 does.
+//!
+//! Device-track times ([`DeviceEvent`]): on plugins with device timing (CUDA
+//! events, HSA profiling timestamps: [`Plugin::timing_start`]) an operation
+//! is timed on the device and its event is written once its queue completed,
+//! with the device's start and end mapped onto the host's `CLOCK_MONOTONIC`
+//! (`"clock":"device"` in its args); elsewhere, or when the device gave no
+//! times, the host's issue times (`"clock":"host"`).
 //!
 //! Cost when off: one relaxed flag load per hook.
+//!
+//! [`Plugin::timing_start`]: crate::plugins::Plugin::timing_start
 
 use parking_lot::Mutex;
 use std::cell::Cell;
@@ -20,7 +29,7 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::{Instant, SystemTime, UNIX_EPOCH};
+use std::time::{SystemTime, UNIX_EPOCH};
 
 static ON: AtomicBool = AtomicBool::new(false);
 
@@ -51,7 +60,9 @@ impl Total {
 struct State {
     file: String,
     granularity: u64,
-    start: Instant,
+    /// `CLOCK_MONOTONIC` at start, ns: the file's time 0 (device times are
+    /// mapped onto this clock by the plugins).
+    start_ns: u64,
     epoch_us: u64,
     events: Mutex<Vec<Event>>,
     /// Per scope name (22.1's totals), per kernel, per variable.
@@ -80,7 +91,7 @@ pub fn init() {
         State {
             file,
             granularity,
-            start: Instant::now(),
+            start_ns: monotonic_ns(),
             epoch_us,
             events: Mutex::new(Vec::new()),
             totals: Mutex::new(BTreeMap::new()),
@@ -101,8 +112,16 @@ fn state() -> Option<&'static State> {
     STATE.get()
 }
 
+/// The host's `CLOCK_MONOTONIC` in ns (the clock device times are mapped onto).
+pub fn monotonic_ns() -> u64 {
+    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: `ts` is a live out-parameter.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
+
 fn now_us(s: &State) -> u64 {
-    s.start.elapsed().as_micros() as u64
+    monotonic_ns().saturating_sub(s.start_ns) / 1000
 }
 
 fn tid() -> u64 {
@@ -210,13 +229,95 @@ fn device_track(s: &State, device: usize, label: impl FnOnce() -> String) -> u64
     DEVICE_TID_BASE + device as u64
 }
 
-/// A copy between host and device: 22.1's host event and our device-track event.
+/// What a device-track event shows.
+enum What {
+    Copy { to_device: bool, bytes: u64, var: String },
+    Kernel { name: String, grid: Option<([u32; 3], [u32; 3])>, num_teams: [u32; 3], thread_limit: [u32; 3] },
+}
+
+/// A device-track event (a copy or a kernel) whose times may come from the
+/// device once its queued work completed: [`DeviceEvent::commit`] writes it.
+pub struct DeviceEvent {
+    device: usize,
+    plugin: &'static str,
+    what: What,
+    /// Host times around the issue (µs on the file's scale), used when the
+    /// device gives none.
+    host_ts: u64,
+    host_dur: u64,
+}
+
+impl std::fmt::Debug for DeviceEvent {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let what = match &self.what {
+            What::Copy { var, bytes, .. } => format!("copy {var} ({bytes} B)"),
+            What::Kernel { name, .. } => format!("kernel {name}"),
+        };
+        write!(f, "DeviceEvent(device {}: {what})", self.device)
+    }
+}
+
+impl DeviceEvent {
+    /// Writes the event on its device's track. `device_ns`: the operation's
+    /// start and end measured on the device, on the host's `CLOCK_MONOTONIC`
+    /// (ns); `None`: the host's issue times are used (`"clock":"host"`).
+    #[cold]
+    #[inline(never)]
+    pub fn commit(self, device_ns: Option<(u64, u64)>) {
+        let Some(s) = state() else { return };
+        let (ts, dur, clock) = match device_ns {
+            // Rounded to the file's µs: the start down, the end up.
+            Some((a, b)) if b >= a && a >= s.start_ns => {
+                let ts = (a - s.start_ns) / 1000;
+                (ts, (b - s.start_ns).div_ceil(1000).saturating_sub(ts), "device")
+            }
+            _ => (self.host_ts, self.host_dur, "host"),
+        };
+        let track = device_track(s, self.device, || format!("device {} ({})", self.device, self.plugin));
+        let ev = match self.what {
+            What::Copy { to_device, bytes, var } => {
+                s.vars.lock().entry(var.clone()).or_default().add(dur, bytes);
+                let gbps = if dur == 0 { 0.0 } else { bytes as f64 / (dur as f64 * 1000.0) };
+                let (dir, var) = (if to_device { "host to device" } else { "device to host" }, esc(&var));
+                Event {
+                    name: format!("{} {var}", if to_device { "copy to device" } else { "copy from device" }),
+                    tid: track,
+                    ts,
+                    dur,
+                    args: format!(
+                        "\"direction\":\"{dir}\",\"bytes\":{bytes},\"variable\":\"{var}\",\"GB/s\":{gbps:.3},\"clock\":\"{clock}\""
+                    ),
+                }
+            }
+            What::Kernel { name, grid, num_teams: nt, thread_limit: tl } => {
+                s.kernels.lock().entry(name.clone()).or_default().add(dur, 0);
+                let name = esc(&name);
+                // The grid launched (teams and threads per team, x/y/z), and what the construct asked for.
+                let (teams, threads) = grid.unwrap_or((nt, tl));
+                Event {
+                    name: format!("kernel {name}"),
+                    tid: track,
+                    ts,
+                    dur,
+                    args: format!(
+                        "\"kernel\":\"{name}\",\"teams\":[{},{},{}],\"threads\":[{},{},{}],\"num_teams\":[{},{},{}],\"thread_limit\":[{},{},{}],\"duration_us\":{dur},\"clock\":\"{clock}\"",
+                        teams[0], teams[1], teams[2], threads[0], threads[1], threads[2], nt[0], nt[1], nt[2], tl[0], tl[1], tl[2]
+                    ),
+                }
+            }
+        };
+        s.events.lock().push(ev);
+    }
+}
+
+/// A copy between host and device: 22.1's host event now, and our
+/// device-track event to [`DeviceEvent::commit`] (with the device's times
+/// once the copy completed, where the plugin times it).
 #[cold]
 #[inline(never)]
-pub fn copy(device: usize, plugin: &str, to_device: bool, bytes: u64, ts: u64) {
-    let Some(s) = state() else { return };
-    let end = now_us(s);
-    let dur = end.saturating_sub(ts);
+pub fn copy(device: usize, plugin: &'static str, to_device: bool, bytes: u64, ts: u64) -> Option<DeviceEvent> {
+    let s = state()?;
+    let dur = now_us(s).saturating_sub(ts);
     let name = if to_device { "HostToDev" } else { "DevToHost" };
     let var = VAR.with(|v| v.replace(0));
     let var = if var == 0 {
@@ -227,21 +328,10 @@ pub fn copy(device: usize, plugin: &str, to_device: bool, bytes: u64, ts: u64) {
         n
     };
     s.totals.lock().entry(name).or_default().add(dur, 0);
-    s.vars.lock().entry(var.clone()).or_default().add(dur, bytes);
-    let gbps = if dur == 0 { 0.0 } else { bytes as f64 / (dur as f64 * 1000.0) };
-    let track = device_track(s, device, || format!("device {device} ({plugin})"));
-    let mut ev = s.events.lock();
     if dur >= s.granularity {
-        ev.push(Event { name: name.to_owned(), tid: tid(), ts, dur, args: format!("\"detail\":\";Size={bytes}B\"") });
+        s.events.lock().push(Event { name: name.to_owned(), tid: tid(), ts, dur, args: format!("\"detail\":\";Size={bytes}B\"") });
     }
-    let (dir, var) = (if to_device { "host to device" } else { "device to host" }, esc(&var));
-    ev.push(Event {
-        name: format!("{} {var}", if to_device { "copy to device" } else { "copy from device" }),
-        tid: track,
-        ts,
-        dur,
-        args: format!("\"direction\":\"{dir}\",\"bytes\":{bytes},\"variable\":\"{var}\",\"GB/s\":{gbps:.3}"),
-    });
+    Some(DeviceEvent { device, plugin, what: What::Copy { to_device, bytes, var }, host_ts: ts, host_dur: dur })
 }
 
 /// Start time of an operation (for [`copy`] and [`kernel`]); 0 without a
@@ -251,37 +341,37 @@ pub fn start() -> u64 {
     if on() { state().map_or(0, now_us) } else { 0 }
 }
 
-/// A kernel launch: 22.1's "Kernel Target" host event and our device-track event.
+/// What [`kernel`] shows of a launch.
+pub struct Launch<'a> {
+    pub name: &'a str,
+    /// The clauses' values (`num_teams`, `thread_limit`; 0: not given).
+    pub num_teams: [u32; 3],
+    pub thread_limit: [u32; 3],
+    /// The grid the plugin launches (teams, threads per team), if it says.
+    pub grid: Option<([u32; 3], [u32; 3])>,
+    pub nargs: usize,
+    pub tripcount: u64,
+}
+
+/// A kernel launch: 22.1's "Kernel Target" host event now, and our
+/// device-track event to [`DeviceEvent::commit`].
 #[cold]
 #[inline(never)]
-#[allow(clippy::too_many_arguments)] // Everything the event shows.
-pub fn kernel(device: usize, plugin: &str, name: &str, teams: [u32; 3], threads: [u32; 3], nargs: usize, tripcount: u64, ts: u64) {
-    let Some(s) = state() else { return };
+pub fn kernel(device: usize, plugin: &'static str, l: &Launch<'_>, ts: u64) -> Option<DeviceEvent> {
+    let s = state()?;
     let dur = now_us(s).saturating_sub(ts);
     s.totals.lock().entry("Kernel Target").or_default().add(dur, 0);
-    s.kernels.lock().entry(name.to_owned()).or_default().add(dur, 0);
-    let track = device_track(s, device, || format!("device {device} ({plugin})"));
-    let mut ev = s.events.lock();
     if dur >= s.granularity {
-        ev.push(Event {
+        s.events.lock().push(Event {
             name: "Kernel Target".into(),
             tid: tid(),
             ts,
             dur,
-            args: format!("\"detail\":\";NumArguments={nargs};NumTeams={};TripCount={tripcount}\"", teams[0]),
+            args: format!("\"detail\":\";NumArguments={};NumTeams={};TripCount={}\"", l.nargs, l.num_teams[0], l.tripcount),
         });
     }
-    let name = esc(name);
-    ev.push(Event {
-        name: format!("kernel {name}"),
-        tid: track,
-        ts,
-        dur,
-        args: format!(
-            "\"kernel\":\"{name}\",\"teams\":[{},{},{}],\"threads\":[{},{},{}],\"duration_us\":{dur}",
-            teams[0], teams[1], teams[2], threads[0], threads[1], threads[2]
-        ),
-    });
+    let what = What::Kernel { name: l.name.to_owned(), grid: l.grid, num_teams: l.num_teams, thread_limit: l.thread_limit };
+    Some(DeviceEvent { device, plugin, what, host_ts: ts, host_dur: dur })
 }
 
 /// Writes the file (once, at shutdown).

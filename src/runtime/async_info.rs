@@ -27,6 +27,8 @@ enum Post {
     WriteHost(usize, u64),
     /// A value whose address a queued copy reads.
     Keep(#[allow(dead_code)] Box<u64>),
+    /// A profile event waiting for the device times of its timing token.
+    Profile(Box<crate::profile::DeviceEvent>, u64),
 }
 
 /// One construct's asynchronous context on one device.
@@ -99,7 +101,8 @@ impl AsyncInfo {
     }
 
     /// A queued copy with its OMPT callbacks and profile event (`to_device`:
-    /// host `host` → device `tgt`, else device `tgt` → host `host`).
+    /// host `host` → device `tgt`, else device `tgt` → host `host`). While
+    /// profiling, the copy is timed on the device where the plugin can.
     ///
     /// # Safety
     /// As [`AsyncInfo::submit`] / [`AsyncInfo::retrieve`].
@@ -107,7 +110,9 @@ impl AsyncInfo {
     #[inline(never)]
     unsafe fn copy_traced(&mut self, to_device: bool, tgt: u64, host: usize, size: u64, q: QueueHandle) -> Result<()> {
         let dev = self.dev;
-        dev.traced_copy(to_device, tgt, host, size, |tool| {
+        let mut token = None;
+        let (r, ev) = dev.traced_copy(to_device, tgt, host, size, |tool| {
+            token = if crate::profile::on() { dev.plugin.timing_start(dev.plugin_device, q) } else { None };
             let r = if to_device {
                 // SAFETY: forwarded contract.
                 unsafe { dev.plugin.submit_async(dev.plugin_device, tgt, host, size, q) }
@@ -115,12 +120,51 @@ impl AsyncInfo {
                 // SAFETY: forwarded contract.
                 unsafe { dev.plugin.retrieve_async(dev.plugin_device, host, tgt, size, q) }
             };
+            if let Some(t) = token {
+                dev.plugin.timing_stop(dev.plugin_device, q, t);
+            }
             match r {
                 // A traced copy's end time is its completion.
                 Ok(()) if tool && crate::ompt::wait_queued(dev.id) => dev.plugin.queue_synchronize(dev.plugin_device, q),
                 r => r,
             }
-        })
+        });
+        if let Some(ev) = ev {
+            self.profile_after(ev, token);
+        }
+        r
+    }
+
+    /// Profiling: starts timing the next operation on the device (a token
+    /// for [`AsyncInfo::timing_stop`] and [`AsyncInfo::profile_after`]);
+    /// `None` where the plugin has no queue or no device timing.
+    #[cold]
+    pub fn timing_start(&mut self) -> Option<u64> {
+        if !self.queued() {
+            return None;
+        }
+        let q = self.queue().ok()?;
+        self.dev.plugin.timing_start(self.dev.plugin_device, q)
+    }
+
+    /// Ends the span [`AsyncInfo::timing_start`] began (after the operation was queued).
+    #[cold]
+    pub fn timing_stop(&mut self, token: u64) {
+        if let Some(q) = self.queue {
+            self.dev.plugin.timing_stop(self.dev.plugin_device, q, token);
+        }
+    }
+
+    /// Writes a profile device event: at once with host times when it was
+    /// not timed on the device, else once the queue completed (no wait is
+    /// added: the construct's own synchronisation, or the query of a
+    /// `nowait` task that finds it complete, writes it).
+    #[cold]
+    pub fn profile_after(&mut self, ev: crate::profile::DeviceEvent, token: Option<u64>) {
+        match token {
+            Some(t) if self.queue.is_some() => self.post.push(Post::Profile(Box::new(ev), t)),
+            _ => ev.commit(None),
+        }
     }
 
     /// Writes a pointer-sized value to device memory (the value is kept
@@ -300,6 +344,10 @@ impl AsyncInfo {
                     Ok(())
                 }
                 Post::Keep(_) => Ok(()),
+                Post::Profile(ev, token) => {
+                    ev.commit(self.dev.plugin.timing_read(self.dev.plugin_device, token));
+                    Ok(())
+                }
             };
             if result.is_ok() {
                 result = r;

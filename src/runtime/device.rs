@@ -237,7 +237,11 @@ impl Device {
     #[cold]
     #[inline(never)]
     unsafe fn copy_traced(&self, to_device: bool, tgt: u64, host: usize, size: u64) -> Result<()> {
-        self.traced_copy(to_device, tgt, host, size, |_| {
+        if self.queued && crate::profile::on() {
+            // SAFETY: forwarded contract.
+            return unsafe { self.copy_timed(to_device, tgt, host, size) };
+        }
+        let (r, ev) = self.traced_copy(to_device, tgt, host, size, |_| {
             if to_device {
                 // SAFETY: forwarded contract.
                 unsafe { self.plugin.submit(self.plugin_device, tgt, host, size) }
@@ -245,12 +249,52 @@ impl Device {
                 // SAFETY: forwarded contract.
                 unsafe { self.plugin.retrieve(self.plugin_device, host, tgt, size) }
             }
-        })
+        });
+        if let Some(ev) = ev {
+            ev.commit(None);
+        }
+        r
+    }
+
+    /// A synchronous copy while profiling on a plugin with queues: queued on
+    /// a pooled queue between two timing marks and waited for (as the plain
+    /// copy waits), so its profile event gets the device's times.
+    ///
+    /// # Safety
+    /// As [`Device::submit`] / [`Device::retrieve`].
+    #[cold]
+    #[inline(never)]
+    unsafe fn copy_timed(&self, to_device: bool, tgt: u64, host: usize, size: u64) -> Result<()> {
+        let (plugin, pd) = (self.plugin, self.plugin_device);
+        let mut token = None;
+        let (r, ev) = self.traced_copy(to_device, tgt, host, size, |_| {
+            let q = plugin.queue_acquire(pd)?;
+            token = plugin.timing_start(pd, q);
+            let r = if to_device {
+                // SAFETY: forwarded contract; the queue is synchronised before returning.
+                unsafe { plugin.submit_async(pd, tgt, host, size, q) }
+            } else {
+                // SAFETY: forwarded contract; the queue is synchronised before returning.
+                unsafe { plugin.retrieve_async(pd, host, tgt, size, q) }
+            };
+            if let Some(t) = token {
+                plugin.timing_stop(pd, q, t);
+            }
+            let s = plugin.queue_synchronize(pd, q);
+            plugin.queue_release(pd, q);
+            r.and(s)
+        });
+        if let Some(ev) = ev {
+            ev.commit(token.and_then(|t| plugin.timing_read(pd, t)));
+        }
+        r
     }
 
     /// The OMPT callbacks and profile event around `copy`, a copy of `size`
     /// bytes as [`Device::copy_traced`]'s arguments describe it (for queued
-    /// copies too: `copy` is told whether a tool is on).
+    /// copies too: `copy` is told whether a tool is on). Returns the copy's
+    /// result and, while profiling, its device-track event for the caller
+    /// to commit (with device times where it timed the copy).
     #[inline]
     pub(super) fn traced_copy(
         &self,
@@ -259,7 +303,7 @@ impl Device {
         host: usize,
         size: u64,
         copy: impl FnOnce(bool) -> Result<()>,
-    ) -> Result<()> {
+    ) -> (Result<()>, Option<crate::profile::DeviceEvent>) {
         let ts = crate::profile::start();
         let tool = crate::ompt::on();
         let callback = |begin: bool| {
@@ -276,10 +320,8 @@ impl Device {
         if tool {
             callback(false);
         }
-        if crate::profile::on() {
-            crate::profile::copy(self.id, self.plugin.name(), to_device, size, ts);
-        }
-        r
+        let ev = if crate::profile::on() { crate::profile::copy(self.id, self.plugin.name(), to_device, size, ts) } else { None };
+        (r, ev)
     }
 
     /// Writes a pointer-sized value to device memory.

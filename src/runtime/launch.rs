@@ -104,10 +104,16 @@ impl Runtime {
         let launched = if crate::ompt::hooks() {
             let ts = crate::profile::start();
             let tool = crate::ompt::on();
+            let prof = crate::profile::on();
             if tool {
                 crate::ompt::submit(true, dev.id, req.num_teams[0]);
             }
+            // Profiling: the kernel is timed on the device where the plugin can.
+            let token = if prof { q.timing_start() } else { None };
             let mut r = q.launch(kernel.handle, kernel.name, &params, &dims);
+            if let Some(t) = token {
+                q.timing_stop(t);
+            }
             if tool {
                 if r.is_ok() && crate::ompt::wait_queued(dev.id) {
                     // A traced kernel's end time is its completion.
@@ -115,9 +121,18 @@ impl Runtime {
                 }
                 crate::ompt::submit(false, dev.id, req.num_teams[0]);
             }
-            if crate::profile::on() {
-                let (teams, threads) = (req.num_teams, req.thread_limit);
-                crate::profile::kernel(dev.id, dev.plugin.name(), kernel.name, teams, threads, req.args.len(), req.tripcount, ts);
+            if prof {
+                let l = crate::profile::Launch {
+                    name: kernel.name,
+                    num_teams: req.num_teams,
+                    thread_limit: req.thread_limit,
+                    grid: dev.plugin.launched_grid(dev.plugin_device, kernel.handle, &dims),
+                    nargs: req.args.len(),
+                    tripcount: req.tripcount,
+                };
+                if let Some(ev) = crate::profile::kernel(dev.id, dev.plugin.name(), &l, ts) {
+                    q.profile_after(ev, token);
+                }
             }
             r
         } else {

@@ -88,6 +88,15 @@ pub struct HsaDim3 {
     pub z: u32,
 }
 
+/// `hsa_amd_profiling_dispatch_time_t` / `hsa_amd_profiling_async_copy_time_t`:
+/// ticks of the HSA system clock (`SYSTEM_TIMESTAMP_FREQUENCY`).
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ProfilingTime {
+    pub start: u64,
+    pub end: u64,
+}
+
 /// `hsa_queue_t` (large model): the public head of an HSA queue.
 #[repr(C)]
 #[derive(Debug)]
@@ -276,6 +285,11 @@ driver_table! {
         required fn hsa_queue_create(agent: HsaAgent, size: u32, type_: u32, callback: Option<QueueErrorCallback>, data: *mut c_void, private_segment_size: u32, group_segment_size: u32, queue: *mut *mut HsaQueue) -> HsaStatus;
         required fn hsa_queue_add_write_index_relaxed(queue: *const HsaQueue, value: u64) -> u64;
         required fn hsa_queue_load_read_index_scacquire(queue: *const HsaQueue) -> u64;
+        // Profiling timestamps (LIBOMPTARGET_PROFILE's device times; without them the profile shows host times).
+        optional fn hsa_amd_profiling_set_profiler_enabled(queue: *mut HsaQueue, enable: c_int) -> HsaStatus;
+        optional fn hsa_amd_profiling_async_copy_enable(enable: bool) -> HsaStatus;
+        optional fn hsa_amd_profiling_get_dispatch_time(agent: HsaAgent, signal: HsaSignal, time: *mut ProfilingTime) -> HsaStatus;
+        optional fn hsa_amd_profiling_get_async_copy_time(signal: HsaSignal, time: *mut ProfilingTime) -> HsaStatus;
         // Code objects and executables.
         required fn hsa_code_object_reader_create_from_memory(code_object: *const c_void, size: usize, reader: *mut HsaCodeObjectReader) -> HsaStatus;
         optional fn hsa_code_object_reader_destroy(reader: HsaCodeObjectReader) -> HsaStatus;

@@ -149,6 +149,8 @@ struct DeviceQueue {
     /// Serialises acquiring and publishing packets (as LLVM's queue mutex).
     lock: Mutex<()>,
     errors: &'static QueueErrors,
+    /// LIBOMPTARGET_PROFILE: dispatch timestamps were turned on for it.
+    profiled: AtomicBool,
 }
 // SAFETY: the queue is an HSA object usable from any thread; all packet
 // writes happen under `lock`, and the HSA calls on it are thread-safe.
@@ -289,6 +291,16 @@ pub struct AmdgpuPlugin {
     state: OnceLock<Result<State>>,
     images: RwLock<Vec<&'static LoadedImage>>,
     kernels: RwLock<Vec<&'static AmdKernel>>,
+    /// LIBOMPTARGET_PROFILE device timing (stream.rs): spans read from the
+    /// completion signals of completed work, by token, until the runtime
+    /// takes them.
+    timings: Mutex<HashMap<u64, (u64, u64)>>,
+    next_timing: AtomicU64,
+    /// The HSA system clock against the host's `CLOCK_MONOTONIC`: (host ns
+    /// minus HSA ns, ticks per second), read once; `None` without it.
+    clock_map: OnceLock<Option<(i128, u64)>>,
+    /// `hsa_amd_profiling_async_copy_enable(true)` was called (its outcome).
+    copy_timing: OnceLock<bool>,
 }
 
 /// Allocations from one HSA memory pool, made accessible to `agents`.
@@ -990,7 +1002,7 @@ impl AmdgpuPlugin {
             return Err(OffloadError::Internal("amdgpu: hsa_queue_create returned no queue".into()));
         }
         crate::debug!("amdgpu: device {device}: {what} of {size} packets created");
-        Ok(DeviceQueue { queue: q, lock: Mutex::new(()), errors })
+        Ok(DeviceQueue { queue: q, lock: Mutex::new(()), errors, profiled: AtomicBool::new(false) })
     }
 
     /// The first error status reported by any of the device's queues (0: none).
@@ -1167,6 +1179,25 @@ impl Plugin for AmdgpuPlugin {
             return None;
         }
         Some((u128::from(ticks) * 1_000_000_000 / u128::from(freq)) as u64)
+    }
+
+    fn timing_start(&self, device: usize, queue: QueueHandle) -> Option<u64> {
+        self.stream_timing_start(device, queue)
+    }
+
+    fn timing_stop(&self, device: usize, queue: QueueHandle, token: u64) {
+        self.stream_timing_stop(device, queue, token)
+    }
+
+    fn timing_read(&self, _device: usize, token: u64) -> Option<(u64, u64)> {
+        self.timings.lock().remove(&token)
+    }
+
+    fn launched_grid(&self, device: usize, kernel: KernelHandle, dims: &LaunchDims) -> Option<([u32; 3], [u32; 3])> {
+        let k = self.kernel(kernel).ok()?;
+        let (_, dev) = self.device(device).ok()?;
+        let l = grid::compute(&k.grid, &dev.grid, dims.teams, dims.threads, dims.tripcount);
+        Some((l.blocks, l.threads))
     }
 
     fn why_no_device(&self, bytes: &[u8]) -> Option<String> {

@@ -111,6 +111,16 @@ struct StreamState {
     foreign: Option<&'static DeviceQueue>,
     /// Foreign code may have queued packets there since the last fence.
     foreign_dirty: bool,
+    /// LIBOMPTARGET_PROFILE: timed spans of `ops` (read at completion).
+    timed: Vec<Timed>,
+}
+
+/// A span of a stream's operations timed for the profile: `ops[first..last]`.
+struct Timed {
+    token: u64,
+    first: usize,
+    /// `None` until the span's operations were queued.
+    last: Option<usize>,
 }
 
 impl StreamState {
@@ -415,6 +425,7 @@ impl Ctx<'_> {
             }
         }
         state.cleanup.clear();
+        state.timed.clear();
         state.failed = Some(e.clone());
         e
     }
@@ -441,10 +452,27 @@ impl Ctx<'_> {
                 first = r;
             }
         }
+        self.capture_timings(state);
         state.ops.clear();
         state.waits.clear();
         state.keep.clear();
         first
+    }
+
+    /// LIBOMPTARGET_PROFILE: the device times of the completed timed spans,
+    /// read from their operations' completion signals before the signals go
+    /// back to the pool, for `timing_read`.
+    fn capture_timings(&self, state: &mut StreamState) {
+        if state.timed.is_empty() {
+            return;
+        }
+        for t in std::mem::take(&mut state.timed) {
+            let Some(last) = t.last else { continue };
+            let ops = state.ops.get(t.first..last.min(state.ops.len())).unwrap_or(&[]);
+            if let Some(span) = self.plugin.op_span(self.st, self.dev, ops) {
+                self.plugin.timings.lock().insert(t.token, span);
+            }
+        }
     }
 
     /// Waits for everything queued, then cleans up.
@@ -715,6 +743,101 @@ impl AmdgpuPlugin {
         } else {
             crate::debug!("amdgpu: event_release: {event:#x} is not a live event");
         }
+    }
+
+    /// LIBOMPTARGET_PROFILE: starts a timed span on the stream (its
+    /// operations' completion signals carry HSA's profiling timestamps:
+    /// dispatch times on the stream's HSA queue, async-copy times, both
+    /// turned on here at the first use).
+    pub(super) fn stream_timing_start(&self, device: usize, queue: QueueHandle) -> Option<u64> {
+        let c = self.ctx(device, queue).ok()?;
+        let hsa = c.st.hsa;
+        hsa.hsa_amd_profiling_get_dispatch_time?;
+        hsa.hsa_amd_profiling_get_async_copy_time?;
+        self.clock_map(hsa)?;
+        self.copy_timing.get_or_init(|| {
+            // SAFETY: a process-wide switch of the runtime.
+            hsa.hsa_amd_profiling_async_copy_enable.is_some_and(|f| unsafe { f(true) } == HsaStatus::SUCCESS)
+        });
+        if let (Ok(q), Some(enable)) = (c.queue(), hsa.hsa_amd_profiling_set_profiler_enabled)
+            && !q.profiled.swap(true, Ordering::AcqRel)
+        {
+            // SAFETY: a live queue of this device.
+            let rc = unsafe { enable(q.queue, 1) };
+            if rc != HsaStatus::SUCCESS {
+                crate::debug!("amdgpu: device {device}: hsa_amd_profiling_set_profiler_enabled: {}", hsa.describe(rc));
+            }
+        }
+        let mut state = c.stream.state.lock();
+        if state.failed.is_some() {
+            return None;
+        }
+        let token = self.next_timing.fetch_add(1, Ordering::Relaxed) + 1;
+        let first = state.ops.len();
+        state.timed.push(Timed { token, first, last: None });
+        Some(token)
+    }
+
+    /// Ends the timed span `token` after its operations were queued.
+    pub(super) fn stream_timing_stop(&self, device: usize, queue: QueueHandle, token: u64) {
+        let Ok(c) = self.ctx(device, queue) else { return };
+        let mut state = c.stream.state.lock();
+        let last = state.ops.len();
+        if let Some(t) = state.timed.iter_mut().find(|t| t.token == token) {
+            t.last = Some(last);
+        }
+    }
+
+    /// The device span (start of the first, end of the last) of timed
+    /// operations, on the host's `CLOCK_MONOTONIC` (ns): the kernels' dispatch
+    /// times when the span has kernels (a launch environment's copy is left
+    /// out), else the DMA copies' times (a staged copy's host memcpy is not
+    /// device time). `None` when the runtime gave no timestamps.
+    fn op_span(&self, st: &State, dev: &DeviceInfo, ops: &[(Sig, OpKind)]) -> Option<(u64, u64)> {
+        let hsa = st.hsa;
+        let (get_dispatch, get_copy) = (hsa.hsa_amd_profiling_get_dispatch_time?, hsa.hsa_amd_profiling_get_async_copy_time?);
+        let kernels = ops.iter().any(|o| matches!(o.1, OpKind::Kernel(_)));
+        let mut span: Option<(u64, u64)> = None;
+        for (s, kind) in ops {
+            let mut t = hsa::ProfilingTime::default();
+            let rc = match kind {
+                // SAFETY: a completed dispatch's signal, still held (not back in the pool); `t` is a live out-parameter.
+                OpKind::Kernel(_) => unsafe { get_dispatch(dev.agent, s.signal, &mut t) },
+                // SAFETY: a completed copy's signal, still held; `t` is a live out-parameter.
+                OpKind::ToDevice(_) | OpKind::FromDevice(_) if !kernels => unsafe { get_copy(s.signal, &mut t) },
+                _ => continue,
+            };
+            if rc != HsaStatus::SUCCESS || t.start == 0 || t.end < t.start {
+                continue;
+            }
+            span = Some(span.map_or((t.start, t.end), |(a, b)| (a.min(t.start), b.max(t.end))));
+        }
+        let (offset, freq) = self.clock_map(hsa)?;
+        let host = |ticks: u64| (i128::try_from(u128::from(ticks) * 1_000_000_000 / u128::from(freq)).ok()? + offset).try_into().ok();
+        span.and_then(|(a, b)| Some((host(a)?, host(b)?)))
+    }
+
+    /// The HSA system clock against the host's `CLOCK_MONOTONIC`, read once
+    /// (the host clock read on both sides of the HSA one).
+    fn clock_map(&self, hsa: &HsaRuntime) -> Option<(i128, u64)> {
+        *self.clock_map.get_or_init(|| {
+            let f = hsa.hsa_system_get_info?;
+            let (mut ticks, mut freq) = (0u64, 0u64);
+            // SAFETY: the attribute fills a u64.
+            let rc = unsafe { f(hi::SYSTEM_TIMESTAMP_FREQUENCY, (&mut freq as *mut u64).cast()) };
+            if rc != HsaStatus::SUCCESS || freq == 0 {
+                return None;
+            }
+            let before = crate::profile::monotonic_ns();
+            // SAFETY: as above.
+            let rc = unsafe { f(hi::SYSTEM_TIMESTAMP, (&mut ticks as *mut u64).cast()) };
+            let after = crate::profile::monotonic_ns();
+            if rc != HsaStatus::SUCCESS {
+                return None;
+            }
+            let hsa_ns = i128::try_from(u128::from(ticks) * 1_000_000_000 / u128::from(freq)).ok()?;
+            Some((i128::from(before / 2 + after / 2) - hsa_ns, freq))
+        })
     }
 
     /// Test hook: the clean-up actions (kernarg, staging and launch buffers,

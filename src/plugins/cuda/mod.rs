@@ -26,6 +26,7 @@ pub mod grid;
 pub mod image;
 pub mod memory;
 mod queue;
+mod timing;
 
 use super::{AllocKind, EventHandle, ImageHandle, KernelHandle, LaunchDims, Plugin, QueueHandle};
 use crate::env::config::{info, parse_bool, parse_int};
@@ -169,6 +170,8 @@ struct DeviceCtx {
     pinned: Mutex<HashSet<u64>>,
     /// OMPT device tracing: the device clock's events, made at first use.
     clock: Mutex<Option<Clock>>,
+    /// LIBOMPTARGET_PROFILE: timing events and reference points (timing.rs).
+    profile: Mutex<Option<timing::ProfileClock>>,
 }
 
 /// The device clock (OMPT device tracing): `base_ns` is the host's
@@ -234,6 +237,8 @@ pub struct CudaPlugin {
     kernels: RwLock<Vec<&'static CudaKernel>>,
     queues: Mutex<queue::Slab<queue::Queue>>,
     events: Mutex<queue::Slab<queue::EventState>>,
+    /// LIBOMPTARGET_PROFILE: timed spans in flight (timing.rs).
+    timings: Mutex<queue::Slab<timing::Timing>>,
 }
 
 /// Device memory through the driver, for the pool.
@@ -742,6 +747,7 @@ fn retain_context(d: &CudaDriver, device: usize, dev: &DeviceInfo) -> Result<Dev
         pool: MemoryPool::new(cfg.memory_manager_threshold),
         pinned: Mutex::new(HashSet::new()),
         clock: Mutex::new(None),
+        profile: Mutex::new(None),
     })
 }
 
@@ -863,6 +869,22 @@ impl Plugin for CudaPlugin {
     fn device_clock(&self, device: usize) -> Option<u64> {
         let (d, _, ctx) = self.active(device).ok()?;
         read_clock(d, ctx).inspect_err(|e| crate::debug!("cuda: device {device}: no device clock: {e}")).ok()
+    }
+
+    fn timing_start(&self, device: usize, queue: QueueHandle) -> Option<u64> {
+        self.timing_start_impl(device, queue)
+    }
+
+    fn timing_stop(&self, device: usize, queue: QueueHandle, token: u64) {
+        self.timing_stop_impl(device, queue, token)
+    }
+
+    fn timing_read(&self, device: usize, token: u64) -> Option<(u64, u64)> {
+        self.timing_read_impl(device, token)
+    }
+
+    fn launched_grid(&self, device: usize, kernel: KernelHandle, dims: &LaunchDims) -> Option<([u32; 3], [u32; 3])> {
+        self.launch_grid(device, kernel, dims).ok().map(|l| (l.blocks, l.threads))
     }
 
     fn why_no_device(&self, bytes: &[u8]) -> Option<String> {

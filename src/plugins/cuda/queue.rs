@@ -81,6 +81,16 @@ impl<T> Slab<T> {
         slot.value.as_ref()
     }
 
+    /// The value of a live key, to change it.
+    pub fn get_mut(&mut self, key: u64) -> Option<&mut T> {
+        let (index, generation) = Self::decode(key)?;
+        let slot = self.slots.get_mut(index)?;
+        if slot.generation != generation {
+            return None;
+        }
+        slot.value.as_mut()
+    }
+
     /// Takes the value out; the key (and every copy of it) becomes invalid.
     pub fn remove(&mut self, key: u64) -> Option<T> {
         let (index, generation) = Self::decode(key)?;

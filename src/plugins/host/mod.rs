@@ -384,6 +384,11 @@ impl Plugin for HostPlugin {
         self.queues.release_event(event)
     }
 
+    /// One call of the region function per launch (the INFO line's grid).
+    fn launched_grid(&self, _device: usize, _kernel: KernelHandle, _dims: &LaunchDims) -> Option<([u32; 3], [u32; 3])> {
+        Some(([1, 1, 1], [1, 1, 1]))
+    }
+
     fn launch(&self, device: usize, kernel: KernelHandle, name: &str, args: &[u64], _dims: &LaunchDims) -> Result<()> {
         crate::env::diag::plugin_info(crate::env::config::info::PLUGIN_KERNEL, device, || {
             format!("Launching kernel {name} with [1,1,1] blocks and [1,1,1] threads in Generic mode")
