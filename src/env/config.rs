@@ -86,6 +86,8 @@ impl Config {
         };
         crate::env::slow::set(crate::env::slow::DEBUG, debug);
         crate::env::slow::set(crate::env::slow::INFO, info != 0);
+        // Recording starts at the first allocation (record_replay::alloc).
+        crate::env::slow::set(crate::env::slow::RECORD, parse_bool(var("LIBOMPTARGET_RECORD").as_deref(), false));
         Config {
             debug,
             info: AtomicU32::new(info),

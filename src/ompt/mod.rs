@@ -122,6 +122,9 @@ static HOOKS: AtomicBool = AtomicBool::new(false);
 /// Whether any hook (OMPT or `LIBOMPTARGET_PROFILE`) is live.
 #[inline(always)]
 pub fn hooks() -> bool {
+    if cfg!(feature = "bench-no-hooks") {
+        return false;
+    }
     HOOKS.load(Ordering::Relaxed)
 }
 
@@ -134,6 +137,9 @@ pub fn set_hooks() {
 /// Whether a tool listens. The one branch every hook costs without a tool.
 #[inline(always)]
 pub fn on() -> bool {
+    if cfg!(feature = "bench-no-hooks") {
+        return false;
+    }
     ACTIVE.load(Ordering::Relaxed)
 }
 

@@ -164,6 +164,16 @@ impl Device {
     /// Allocation for the host range at `host` (reported to OMPT tools).
     #[inline]
     pub fn alloc_for(&self, size: u64, kind: AllocKind, host: usize) -> Result<u64> {
+        // One test for record/replay and tools (`env::slow`).
+        if !crate::env::slow::none() {
+            return self.alloc_hooked(size, kind, host);
+        }
+        self.plugin.alloc(self.plugin_device, size, kind)
+    }
+
+    /// [`Device::alloc_for`] when some hook may be on.
+    #[inline(never)]
+    fn alloc_hooked(&self, size: u64, kind: AllocKind, host: usize) -> Result<u64> {
         // Kernel record/replay: device memory comes from one recorded block.
         if let Some(p) = super::record_replay::alloc(self, size, kind) {
             return Ok(p);
@@ -185,6 +195,15 @@ impl Device {
 
     #[inline]
     pub fn free(&self, ptr: u64, kind: AllocKind) -> Result<()> {
+        if !crate::env::slow::none() {
+            return self.free_hooked(ptr, kind);
+        }
+        self.plugin.free(self.plugin_device, ptr, kind)
+    }
+
+    /// [`Device::free`] when some hook may be on.
+    #[inline(never)]
+    fn free_hooked(&self, ptr: u64, kind: AllocKind) -> Result<()> {
         if super::record_replay::owns(self.id, ptr) {
             return Ok(());
         }
