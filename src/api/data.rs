@@ -257,6 +257,78 @@ unsafe fn target_data(name: &'static str, loc: *const ident_t, device_id: i64, r
     })
 }
 
+/// Most list items [`update_fast`] takes.
+const UPDATE_FAST_ITEMS: usize = 4;
+
+/// `target update` for the common case, with the general path's result:
+/// up to four contiguous `to`/`from` list items (no `present`, mapper or
+/// other bit), each inside one mapping that has no attached pointers, on a
+/// ready device whose plugin copies synchronously (the host plugin), and
+/// nothing else to do ([`crate::env::slow`] is zero: no INFO, debug, tool,
+/// profile or recording, and the policy settled). Every item is looked up
+/// first, without a reference; only when all are found are they copied.
+/// Returns false, having done nothing, whenever anything differs (an item
+/// not mapped, a copy the plugin refuses: an update copies the same bytes
+/// again when the general path then runs, so nothing is lost or doubled).
+///
+/// # Safety
+/// Each non-NULL array of `raw` holds `raw.num` elements.
+#[inline(always)]
+unsafe fn update_fast(device_id: i64, raw: &RawArgs) -> bool {
+    if !crate::env::slow::none() {
+        return false;
+    }
+    let n = raw.num as usize;
+    if raw.num <= 0
+        || n > UPDATE_FAST_ITEMS
+        || raw.begins.is_null()
+        || raw.sizes.is_null()
+        || raw.types.is_null()
+        || !(raw.begins as usize | raw.sizes as usize | raw.types as usize | raw.mappers as usize).is_multiple_of(8)
+    {
+        return false;
+    }
+    // The list item `i`: (begin, size, map type), checked on the first read.
+    // SAFETY: the arrays are non-NULL, aligned and hold `raw.num` elements (checked above and the caller's contract); i < num.
+    let item = |i: usize| unsafe { (*raw.begins.add(i) as usize, *raw.sizes.add(i), *raw.types.add(i) as u64) };
+    for i in 0..n {
+        let (begin, size, ty) = item(i);
+        // SAFETY: as above; a NULL mappers array means no mappers.
+        let mapper = if raw.mappers.is_null() { 0 } else { unsafe { *raw.mappers.add(i) as usize } };
+        if size <= 0 || begin == 0 || mapper != 0 || ty & !(MapType::TO | MapType::FROM) != 0 || ty == 0 {
+            return false;
+        }
+    }
+    let rt = runtime::get();
+    let id = if device_id == -1 { crate::abi::libomp::default_device() as i64 } else { device_id };
+    let Some(dev) = rt.device_ready(id) else { return false };
+    if dev.queued {
+        return false;
+    }
+    let mut tgts = [0u64; UPDATE_FAST_ITEMS];
+    for (i, tgt) in tgts[..n].iter_mut().enumerate() {
+        let (begin, size, _) = item(i);
+        match data::plain_update_target(dev, begin, size as u64) {
+            Some(t) => *tgt = t,
+            None => return false,
+        }
+    }
+    for (i, &tgt) in tgts[..n].iter().enumerate() {
+        let (begin, size, ty) = item(i);
+        let (size, ty) = (size as u64, MapType(ty));
+        // SAFETY: `begin` is a host list item of `size` bytes the program
+        // passed to the update (its own memory); `tgt` lies in its mapping.
+        let copied = unsafe {
+            (!ty.any(MapType::TO) || dev.plugin.submit(dev.plugin_device, tgt, begin, size).is_ok())
+                && (!ty.any(MapType::FROM) || dev.plugin.retrieve(dev.plugin_device, begin, tgt, size).is_ok())
+        };
+        if !copied {
+            return false;
+        }
+    }
+    true
+}
+
 /// Map-entering construct (`target data` begin, `target enter data`) with mappers (the form clang emits).
 ///
 /// # Safety
@@ -450,6 +522,16 @@ pub unsafe extern "C" fn __tgt_target_data_update_mapper(
     arg_mappers: *mut *mut c_void,
 ) {
     let raw = RawArgs::new(arg_num, args_base, args, arg_sizes, arg_types, arg_names, arg_mappers);
+    // A panic in the fast path (none is possible) would be reported and the
+    // general path would run.
+    if super::boundary::guard("__tgt_target_data_update_mapper", || {
+        // SAFETY: forwarded contract.
+        Ok(unsafe { update_fast(device_id, &raw) })
+    })
+    .unwrap_or(false)
+    {
+        return;
+    }
     // SAFETY: forwarded contract.
     unsafe { target_data("__tgt_target_data_update_mapper", loc, device_id, raw, DataOp::Update, false) }
 }
@@ -478,6 +560,16 @@ pub unsafe extern "C" fn __tgt_target_data_update_nowait_mapper(
     _noalias_dep_list: *mut c_void,
 ) {
     let raw = RawArgs::new(arg_num, args_base, args, arg_sizes, arg_types, arg_names, arg_mappers);
+    // A panic in the fast path (none is possible) would be reported and the
+    // general path would run.
+    if super::boundary::guard("__tgt_target_data_update_nowait_mapper", || {
+        // SAFETY: forwarded contract.
+        Ok(unsafe { update_fast(device_id, &raw) })
+    })
+    .unwrap_or(false)
+    {
+        return;
+    }
     // SAFETY: forwarded contract.
     unsafe { target_data("__tgt_target_data_update_nowait_mapper", loc, device_id, raw, DataOp::Update, true) }
 }

@@ -1082,6 +1082,19 @@ pub fn data_update(dev: &Device, args: &[MapArg], _from_mapper: bool, q: &mut As
     Ok(())
 }
 
+/// The device address of `[begin, begin+size)` when one entry holds the
+/// whole range and has no attached pointers (so a `target update` of it is
+/// the copy and nothing else), without taking a reference: the program keeps
+/// a mapping it updates alive for the update.
+#[inline]
+pub fn plain_update_target(dev: &Device, begin: usize, size: u64) -> Option<u64> {
+    let (hit, _) = dev.table.lookup_with(begin, size, |l| match l {
+        Found::Contained(e) if !e.has_shadows() => Some(e.tgt_of(begin)),
+        _ => None,
+    });
+    hit
+}
+
 fn update_contiguous(dev: &Device, begin: usize, size: u64, t: MapType, name: usize, q: &mut AsyncInfo) -> Result<()> {
     // Fast path: nothing to print, no queue (so no event to chain), an entry
     // without attached pointers: the copy is all there is to do, and the
