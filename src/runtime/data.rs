@@ -478,7 +478,8 @@ pub fn data_begin(
         if a.mapper != 0 {
             let mut comps = run_mapper(&a);
             data_begin(rt, dev, &mut comps, true, st, q)
-                .inspect_err(|_| diag::report("Call to targetDataBegin via targetDataMapper for custom mapper failed."))?;
+                // 22.1's text has no full stop here (unlike the End and Update ones).
+                .inspect_err(|_| diag::report("Call to targetDataBegin via targetDataMapper for custom mapper failed"))?;
             continue;
         }
         if t.any(MapType::ATTACH) {
