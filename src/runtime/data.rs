@@ -752,17 +752,11 @@ fn unreachable_pointee(dev: &Device, st: &BeginState, a: &Attach) -> Result<()> 
     if st.param_names.is_empty() || a.name == 0 || super::get().unified_shared_memory() {
         return Ok(());
     }
-    let unreachable = || {
-        get_tgt_ptr_begin(dev, a.ptr_addr, a.ptr_size, false, false, true, false).entry.is_none()
-            && get_tgt_ptr_begin(dev, a.pointee_begin, 0, false, false, true, false).entry.is_some()
-    };
-    // The lookups print "Mapping exists" INFO lines: with those on they come
-    // first, as they always did; otherwise the cheaper name test does, and
-    // `map(a[i])` of a pointer `a` (no member) skips both lookups.
-    let lookups_print = crate::env::config().info_on(info::MAPPING_EXISTS);
-    if lookups_print && !unreachable() {
-        return Ok(());
-    }
+    // Silent lookups: this check is ours, so it must not add LLVM's "Mapping
+    // exists" INFO lines (22.1 prints them only for the attachment's own
+    // lookups). The cheaper name test runs first; `map(a[i])` of a pointer
+    // `a` (no member) skips both lookups.
+    let unreachable = || !dev.table.contains(a.ptr_addr, a.ptr_size) && dev.table.contains(a.pointee_begin, 0);
     fn root(n: &str) -> &str {
         n.split(['.', '[', '-', '(', ' ']).next().unwrap_or("")
     }
@@ -778,7 +772,7 @@ fn unreachable_pointee(dev: &Device, st: &BeginState, a: &Attach) -> Result<()> 
     if !member || attach_root.is_empty() || !st.param_names.iter().any(|&p| root(&borrowed_name(p)) == attach_root) {
         return Ok(());
     }
-    if !lookups_print && !unreachable() {
+    if !unreachable() {
         return Ok(());
     }
     let msg = format!(
