@@ -967,6 +967,13 @@ pub fn data_end(dev: &Device, args: &[MapArg], from_mapper: bool, post: &mut End
             // releaser copies back or frees (see `chain_event`).
             chain_event(&e, q, |_| Ok(()))?;
         }
+        // Queued contexts take a ticket on every last release, with or
+        // without a copy back: the entry is removed only once every
+        // construct that released it last has drained its queue. Without
+        // it, a construct whose release came earlier could remove (and
+        // free) the entry in its post-processing while the kernel of a
+        // construct that mapped and released it meanwhile is still queued
+        // (22.1 counts the threads in targetDataEnd for this).
         let r = get_tgt_ptr_begin_ticket(
             dev,
             a.begin,
@@ -975,7 +982,7 @@ pub fn data_end(dev: &Device, args: &[MapArg], from_mapper: bool, post: &mut End
             t.any(MapType::OMPX_HOLD),
             !t.any(MapType::IMPLICIT),
             t.any(MapType::DELETE),
-            from,
+            from || q.queued(),
         );
         let Some(entry) = r.entry else {
             // Reference (targetDataEnd): a list item not present at exit is
