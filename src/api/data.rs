@@ -204,6 +204,19 @@ unsafe fn target_data(name: &'static str, loc: *const ident_t, device_id: i64, r
         let mut buf = ArgBuf::new();
         // SAFETY: forwarded contract.
         let args = unsafe { raw.read_into(&mut buf)? };
+        // Listed before `getDevice` loads pending images, as in LLVM.
+        launch::print_args(
+            id as usize,
+            || {
+                let header = match op {
+                    DataOp::Begin => "Entering OpenMP data region with being_mapper",
+                    DataOp::End => "Exiting OpenMP data region with end_mapper",
+                    DataOp::Update => "Updating data within the OpenMP data region with update_mapper",
+                };
+                format!("{header} at {} with {} arguments:", src.source(), args.len())
+            },
+            args,
+        );
         let dev = rt.device_or_fatal(id);
         let kind = match op {
             DataOp::Begin => crate::ompt::Kind::EnterData,
@@ -217,18 +230,6 @@ unsafe fn target_data(name: &'static str, loc: *const ident_t, device_id: i64, r
             let detail = move || format!("{}NumArgs={nargs}", crate::profile::source_detail(&at.source()));
             crate::ompt::construct_begin(kind, id, loc as usize, "Runtime: Data Copy", &detail);
         }
-        launch::print_args(
-            dev.id,
-            || {
-                let header = match op {
-                    DataOp::Begin => "Entering OpenMP data region with being_mapper",
-                    DataOp::End => "Exiting OpenMP data region with end_mapper",
-                    DataOp::Update => "Updating data within the OpenMP data region with update_mapper",
-                };
-                format!("{header} at {} with {} arguments:", src.source(), args.len())
-            },
-            args,
-        );
         crate::debug!("{name}: device {id}, {} arguments", args.len());
         let mut q = AsyncInfo::new(dev);
         let rc = match op {

@@ -340,6 +340,13 @@ unsafe fn target_kernel_body(
         let mut map_args = super::data::ArgBuf::new();
         // SAFETY: forwarded contract.
         let mut req = unsafe { read_kernel_args(args, num_teams, thread_limit, &mut map_args)? };
+        // LLVM lists the arguments before `getDevice`, which loads pending images
+        // (their INFO lines, e.g. indirect-function reads, come after the list).
+        runtime::launch::print_args(
+            id as usize,
+            || format!("Entering OpenMP kernel at {} with {} arguments:", src.source(), req.args.len()),
+            req.args,
+        );
         let dev = rt.device_or_fatal(id);
         // The tool interfaces cost this flag test and the ones below.
         if crate::ompt::hooks() {
@@ -348,11 +355,6 @@ unsafe fn target_kernel_body(
             let detail = move || format!("{}NumTeams={teams};NumArgs={nargs}", crate::profile::source_detail(&at.source()));
             crate::ompt::construct_begin(crate::ompt::Kind::Region, id, host_ptr as usize, "Runtime: target exe", &detail);
         }
-        runtime::launch::print_args(
-            dev.id,
-            || format!("Entering OpenMP kernel at {} with {} arguments:", src.source(), req.args.len()),
-            req.args,
-        );
         crate::debug!(
             "__tgt_target_kernel: region {:#x} on device {id}, version {}, {} args, teams {:?}, threads {:?}",
             host_ptr as usize,

@@ -478,7 +478,8 @@ pub fn data_begin(
         if a.mapper != 0 {
             let mut comps = run_mapper(&a);
             data_begin(rt, dev, &mut comps, true, st, q)
-                .inspect_err(|_| diag::report("Call to targetDataBegin via targetDataMapper for custom mapper failed."))?;
+                // 22.1's text has no full stop here (unlike the End and Update ones).
+                .inspect_err(|_| diag::report("Call to targetDataBegin via targetDataMapper for custom mapper failed"))?;
             continue;
         }
         if t.any(MapType::ATTACH) {
@@ -751,17 +752,11 @@ fn unreachable_pointee(dev: &Device, st: &BeginState, a: &Attach) -> Result<()> 
     if st.param_names.is_empty() || a.name == 0 || super::get().unified_shared_memory() {
         return Ok(());
     }
-    let unreachable = || {
-        get_tgt_ptr_begin(dev, a.ptr_addr, a.ptr_size, false, false, true, false).entry.is_none()
-            && get_tgt_ptr_begin(dev, a.pointee_begin, 0, false, false, true, false).entry.is_some()
-    };
-    // The lookups print "Mapping exists" INFO lines: with those on they come
-    // first, as they always did; otherwise the cheaper name test does, and
-    // `map(a[i])` of a pointer `a` (no member) skips both lookups.
-    let lookups_print = crate::env::config().info_on(info::MAPPING_EXISTS);
-    if lookups_print && !unreachable() {
-        return Ok(());
-    }
+    // Silent lookups: this check is ours, so it must not add LLVM's "Mapping
+    // exists" INFO lines (22.1 prints them only for the attachment's own
+    // lookups). The cheaper name test runs first; `map(a[i])` of a pointer
+    // `a` (no member) skips both lookups.
+    let unreachable = || !dev.table.contains(a.ptr_addr, a.ptr_size) && dev.table.contains(a.pointee_begin, 0);
     fn root(n: &str) -> &str {
         n.split(['.', '[', '-', '(', ' ']).next().unwrap_or("")
     }
@@ -777,7 +772,7 @@ fn unreachable_pointee(dev: &Device, st: &BeginState, a: &Attach) -> Result<()> 
     if !member || attach_root.is_empty() || !st.param_names.iter().any(|&p| root(&borrowed_name(p)) == attach_root) {
         return Ok(());
     }
-    if !lookups_print && !unreachable() {
+    if !unreachable() {
         return Ok(());
     }
     let msg = format!(
@@ -972,6 +967,13 @@ pub fn data_end(dev: &Device, args: &[MapArg], from_mapper: bool, post: &mut End
             // releaser copies back or frees (see `chain_event`).
             chain_event(&e, q, |_| Ok(()))?;
         }
+        // Queued contexts take a ticket on every last release, with or
+        // without a copy back: the entry is removed only once every
+        // construct that released it last has drained its queue. Without
+        // it, a construct whose release came earlier could remove (and
+        // free) the entry in its post-processing while the kernel of a
+        // construct that mapped and released it meanwhile is still queued
+        // (22.1 counts the threads in targetDataEnd for this).
         let r = get_tgt_ptr_begin_ticket(
             dev,
             a.begin,
@@ -980,7 +982,7 @@ pub fn data_end(dev: &Device, args: &[MapArg], from_mapper: bool, post: &mut End
             t.any(MapType::OMPX_HOLD),
             !t.any(MapType::IMPLICIT),
             t.any(MapType::DELETE),
-            from,
+            from || q.queued(),
         );
         let Some(entry) = r.entry else {
             // Reference (targetDataEnd): a list item not present at exit is

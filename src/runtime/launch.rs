@@ -5,6 +5,7 @@
 use super::Runtime;
 use super::async_info::AsyncInfo;
 use super::data::{self, BeginState, MapArg};
+use super::device::Device;
 use crate::abi::MapType;
 use crate::env::config::info;
 use crate::env::diag;
@@ -31,23 +32,124 @@ pub struct LaunchOutcome {
     pub kernel_params: u32,
 }
 
+/// 22.1's order: the motion bits win, so a `firstprivate` array
+/// (`PRIVATE|TO`) is listed as `to`, a scalar (`LITERAL`) as `firstprivate`.
 fn arg_kind(t: MapType, size: i64) -> &'static str {
     if t.any(MapType::ATTACH) {
         "attach"
-    } else if t.any(MapType::LITERAL) {
-        "firstprivate"
-    } else if t.any(MapType::PRIVATE) {
-        if t.any(MapType::TO) { "firstprivate" } else { "private" }
     } else if t.has(MapType::TO | MapType::FROM) {
         "tofrom"
     } else if t.any(MapType::TO) {
         "to"
     } else if t.any(MapType::FROM) {
         "from"
+    } else if t.any(MapType::PRIVATE) {
+        "private"
+    } else if t.any(MapType::LITERAL) {
+        "firstprivate"
     } else if size != 0 {
         "alloc"
     } else {
         "use_address"
+    }
+}
+
+/// LIBOMPTARGET_INFO data-transfer lines for a kernel's firstprivate copies
+/// (corresponding-pointer initialisations included) as 22.1 prints them: it
+/// copies an item larger than 1024 bytes, or one followed by a member entry,
+/// on its own, and packs the others into one host buffer sent once after all
+/// arguments, each aligned like its host address (at most 16) after the
+/// previous one. Ours copies each item on its own; only the report follows
+/// 22.1. Built only while the INFO bit is on.
+struct PrivateCopyInfo {
+    dev_id: usize,
+    /// Alignment and size of the last packed item, and the packed size.
+    last: Option<(u64, u64)>,
+    packed: u64,
+    /// Device address of the first packed item.
+    first: Option<u64>,
+}
+
+impl PrivateCopyInfo {
+    const PACK_LIMIT: u64 = 1024;
+    const MAX_ALIGN: u64 = 16;
+
+    fn new(dev_id: usize) -> Self {
+        PrivateCopyInfo { dev_id, last: None, packed: 0, first: None }
+    }
+
+    /// One firstprivate item of `size` bytes at host `host`, copied to `tgt`.
+    fn item(&mut self, dev: &Device, host: usize, tgt: u64, size: u64, alone: bool) {
+        if alone || size > Self::PACK_LIMIT {
+            let name = copy_name(dev, host);
+            diag::info(info::DATA_TRANSFER, self.dev_id, || {
+                format!(
+                    "Copying data from host to device, HstPtr={}, TgtPtr={}, Size={size}, Name={name}",
+                    diag::ptr(host as u64),
+                    diag::ptr(tgt)
+                )
+            });
+            return;
+        }
+        let mut padding = 0;
+        let mut align = Self::MAX_ALIGN;
+        if let Some((last_align, last_size)) = self.last {
+            align = last_align;
+            let rest = last_size % align;
+            if rest != 0 {
+                align = rest;
+            }
+            let host_align = if host == 0 { Self::MAX_ALIGN } else { (1u64 << host.trailing_zeros().min(63)).min(Self::MAX_ALIGN) };
+            let required = 1u64 << (63 - host_align.leading_zeros());
+            if required > align {
+                padding = required - align;
+                align = required;
+            }
+        }
+        self.last = Some((align, size));
+        self.packed += padding + size;
+        self.first.get_or_insert(tgt);
+    }
+
+    /// The packed buffer's copy, after all arguments. 22.1's buffer is a heap
+    /// allocation and the report names the mapping nearest to it: a heap
+    /// block of the packed size stands in for it here.
+    fn finish(self, dev: &Device) {
+        if let Some(tgt) = self.first {
+            let size = self.packed;
+            let buffer = vec![0u8; size as usize];
+            let host = buffer.as_ptr() as usize;
+            let name = copy_name(dev, host);
+            diag::info(info::DATA_TRANSFER, self.dev_id, || {
+                format!(
+                    "Copying data from host to device, HstPtr={}, TgtPtr={}, Size={size}, Name={name}",
+                    diag::ptr(host as u64),
+                    diag::ptr(tgt)
+                )
+            });
+        }
+    }
+}
+
+/// The name 22.1's copy report gives a copy it makes without a mapping at
+/// hand: its `lookupMapping` keeps the left neighbour of the host range when
+/// that contains the range's start, else the right neighbour if any, else
+/// the left one; the report names that entry (`unknown` without one or
+/// without a name). So a firstprivate copy is named after a nearby mapping.
+fn copy_name(dev: &Device, host: usize) -> String {
+    let all = dev.table.snapshot();
+    let right = all.partition_point(|e| e.host_begin <= host);
+    let left = right.checked_sub(1).map(|i| &all[i]);
+    let chosen = match left {
+        Some(l) if host < l.host_end => Some(l),
+        _ => all.get(right).or(left),
+    };
+    match chosen {
+        Some(e) if e.name != 0 => {
+            // SAFETY: mapping names are compiler-emitted static strings.
+            unsafe { crate::abi::ptr::var_info(e.name) }.0
+        }
+        _ => "unknown".to_string(),
     }
 }
 
@@ -171,6 +273,7 @@ impl Runtime {
             if req.args.iter().any(|a| lambda(a.ty)) { smallvec::smallvec![None; req.args.len()] } else { smallvec::SmallVec::new() };
         // Read once for the whole list, not per argument.
         let info_exists = crate::env::config().info_on(info::MAPPING_EXISTS);
+        let mut copies = crate::env::config().info_on(info::DATA_TRANSFER).then(|| PrivateCopyInfo::new(dev.id));
         for (i, a) in req.args.iter().enumerate() {
             let t = a.ty;
             if !t.any(MapType::TARGET_PARAM) {
@@ -189,6 +292,14 @@ impl Runtime {
                 let p = dev.alloc_for(size.max(1), AllocKind::Default, a.begin)?;
                 // Freed once the kernel (or the context's queue) completed.
                 q.free_after_launch(p);
+                if let Some(c) = copies.as_mut()
+                    && t.any(MapType::TO | MapType::ATTACH)
+                {
+                    // 22.1 allocates an item followed by a member entry on its own.
+                    let alone = req.args.get(i + 1).is_some_and(|n| n.ty.member_of().is_some());
+                    let host = if t.any(MapType::ATTACH) { a.base } else { a.begin };
+                    c.item(dev, host, p, size, alone);
+                }
                 if t.any(MapType::ATTACH) {
                     // Corresponding-pointer initialisation: the device pointee base.
                     let host_base = read_ptr(a.base);
@@ -226,6 +337,9 @@ impl Runtime {
             }
             params.push(value);
         }
+        if let Some(c) = copies {
+            c.finish(dev);
+        }
         Ok(())
     }
 }
@@ -240,10 +354,24 @@ fn patch_lambda_capture(q: &mut AsyncInfo, req: &LaunchRequest<'_>, i: usize, pa
     };
     let slot = parent_dev.wrapping_add(a.base.wrapping_sub(p.begin) as u64);
     let r = data::get_tgt_ptr_begin(q.dev, a.begin, a.size.max(0) as u64, false, false, false, false);
-    if r.entry.is_none() {
+    let Some(entry) = r.entry.as_ref() else {
         crate::debug!("lambda capture at {:#x} is not mapped; left as is", a.begin);
         return Ok(());
-    }
+    };
+    // 22.1 sends the device address through its data path: INFO reports it.
+    diag::info(info::DATA_TRANSFER, q.dev.id, || {
+        let name = if entry.name == 0 {
+            "unknown".to_string()
+        } else {
+            // SAFETY: mapping names are compiler-emitted static strings.
+            unsafe { crate::abi::ptr::var_info(entry.name) }.0
+        };
+        format!(
+            "Copying data from host to device, HstPtr={}, TgtPtr={}, Size=8, Name={name}",
+            diag::ptr(&r.tgt as *const u64 as u64),
+            diag::ptr(slot)
+        )
+    });
     q.write_u64(slot, r.tgt)
 }
 

@@ -48,8 +48,9 @@ pub struct MapEntry {
     /// Copy-back tickets. A release that brings the count to zero takes the
     /// next ticket while the lookup's shard lock is held (so in release
     /// order); a synchronous context copies back when `copies_done` reaches
-    /// its ticket and then completes it, a queued one completes it once its
-    /// queue has drained. Copies back of one entry therefore land in release
+    /// its ticket and then completes it, a queued one (which takes one on
+    /// every last release, copy back or not) completes it once its queue
+    /// has drained. Copies back of one entry therefore land in release
     /// order, and the entry is removed (its memory freed) only when no
     /// ticket is outstanding: a re-map racing a release never reads freed
     /// memory, and a later copy back is never overwritten by an earlier one.

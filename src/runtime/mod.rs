@@ -604,6 +604,15 @@ impl Runtime {
                     }
                     let tgt = if e.flags & crate::abi::OMP_DECLARE_TARGET_INDIRECT != 0 {
                         let mut v = 0u64;
+                        // 22.1 reads the device function address through its
+                        // data path, so LIBOMPTARGET_INFO reports the copy.
+                        diag::info(info::DATA_TRANSFER, dev.id, || {
+                            format!(
+                                "Copying data from device to host, TgtPtr={}, HstPtr={}, Size=8, Name=unknown",
+                                diag::ptr(tgt),
+                                diag::ptr(&mut v as *mut u64 as u64)
+                            )
+                        });
                         // SAFETY: `v` is a live local of 8 bytes.
                         unsafe { dev.retrieve(&mut v as *mut u64 as usize, tgt, 8)? };
                         v
