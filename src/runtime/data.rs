@@ -201,8 +201,11 @@ fn get_target_pointer(rt: &Runtime, dev: &Device, g: &GetTarget, q: &mut AsyncIn
             ptr(e.host_begin as u64),
             e.size()
         ));
-        // Beyond LLVM: say which mapping is in the way.
-        diag::message(&format!("the existing mapping is {}", describe(e)));
+        // Beyond LLVM, with LIBOMPTARGET_DEBUG: say which mapping is in the
+        // way (without it stderr is 22.1's, line for line).
+        if crate::env::config().debug {
+            diag::message(&format!("the existing mapping is {}", describe(e)));
+        }
         if g.present {
             present_missing(g.begin, g.size);
         }
