@@ -64,17 +64,7 @@ unsafe fn read_kernel_args<'a>(
     let mut req = if head.version >= 2 {
         // SAFETY: Version >= 2 structs are the full 104 bytes and writable.
         let full = unsafe { &mut *args };
-        if num_teams == -1 {
-            full.NumTeams[0] = 1;
-        }
-        for d in 1..3 {
-            if full.NumTeams[d] == 0 {
-                full.NumTeams[d] = 1;
-            }
-            if full.ThreadLimit[d] == 0 {
-                full.ThreadLimit[d] = 1;
-            }
-        }
+        upgrade_dims(full, num_teams);
         if head.version > 3 {
             crate::debug!("kernel arguments version {} is newer than 3; used as version 3", head.version);
         }
@@ -105,6 +95,24 @@ unsafe fn read_kernel_args<'a>(
         req.flags &= !unknown;
     }
     Ok(req)
+}
+
+/// 22.1's `upgradeKernelArgs` write-backs into a version >= 2 struct:
+/// `NumTeams[0]` becomes 1 when the launch's `num_teams` is -1, and a zero
+/// y or z dimension of the grid or the block becomes 1.
+#[inline(always)]
+fn upgrade_dims(ka: &mut __tgt_kernel_arguments, num_teams: i32) {
+    if num_teams == -1 {
+        ka.NumTeams[0] = 1;
+    }
+    for d in 1..3 {
+        if ka.NumTeams[d] == 0 {
+            ka.NumTeams[d] = 1;
+        }
+        if ka.ThreadLimit[d] == 0 {
+            ka.ThreadLimit[d] = 1;
+        }
+    }
 }
 
 /// The fuzz harness of [`read_kernel_args`] (`crate::fuzzing::kernel_args`):
@@ -266,17 +274,7 @@ unsafe fn launch_fast(device_id: i64, num_teams: i32, host_ptr: *mut c_void, arg
         return None;
     }
     let kernel = dev.kernel(host_ptr as usize).filter(|k| k.handle != crate::runtime::device::MISSING_KERNEL)?;
-    if num_teams == -1 {
-        ka.NumTeams[0] = 1;
-    }
-    for d in 1..3 {
-        if ka.NumTeams[d] == 0 {
-            ka.NumTeams[d] = 1;
-        }
-        if ka.ThreadLimit[d] == 0 {
-            ka.ThreadLimit[d] = 1;
-        }
-    }
+    upgrade_dims(ka, num_teams);
     let dims = crate::plugins::LaunchDims {
         teams: ka.NumTeams,
         threads: ka.ThreadLimit,
