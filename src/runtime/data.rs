@@ -751,6 +751,14 @@ fn process_attach_entries(dev: &Device, st: &BeginState, q: &mut AsyncInfo) -> R
 /// struct argument and leaves `s.in.p` out. Without map names (no `-g`) it
 /// cannot be told from a pointer the region does not use, and is not
 /// checked; unified shared memory (host addresses throughout) is unaffected.
+/// Whether `a`'s pointee is mapped but its pointer is not (silent lookups).
+/// Out of line: `MappingTable::contains` stays inlined where it is hot
+/// (`omp_target_is_present`).
+#[inline(never)]
+fn pointee_without_pointer(dev: &Device, a: &Attach) -> bool {
+    !dev.table.contains(a.ptr_addr, a.ptr_size) && dev.table.contains(a.pointee_begin, 0)
+}
+
 fn unreachable_pointee(dev: &Device, st: &BeginState, a: &Attach) -> Result<()> {
     if st.param_names.is_empty() || a.name == 0 || super::get().unified_shared_memory() {
         return Ok(());
@@ -759,7 +767,7 @@ fn unreachable_pointee(dev: &Device, st: &BeginState, a: &Attach) -> Result<()> 
     // exists" INFO lines (22.1 prints them only for the attachment's own
     // lookups). The cheaper name test runs first; `map(a[i])` of a pointer
     // `a` (no member) skips both lookups.
-    let unreachable = || !dev.table.contains(a.ptr_addr, a.ptr_size) && dev.table.contains(a.pointee_begin, 0);
+    let unreachable = || pointee_without_pointer(dev, a);
     fn root(n: &str) -> &str {
         n.split(['.', '[', '-', '(', ' ']).next().unwrap_or("")
     }

@@ -192,7 +192,14 @@ impl Runtime {
                 diag::report("Call to targetDataBegin failed, abort target.");
                 diag::report("Failed to process data before launching the kernel.");
             })?;
-            self.kernel_params(q, req, &mut params).inspect_err(|_| diag::report("Failed to process data before launching the kernel."))?;
+            // The INFO report of firstprivate copies in a copy of its own:
+            // without it the argument loop carries no report state.
+            let built = if crate::env::config().info_on(info::DATA_TRANSFER) {
+                self.kernel_params::<true>(q, req, &mut params)
+            } else {
+                self.kernel_params::<false>(q, req, &mut params)
+            };
+            built.inspect_err(|_| diag::report("Failed to process data before launching the kernel."))?;
         }
         let dims =
             LaunchDims { teams: req.num_teams, threads: req.thread_limit, dyn_shared_bytes: req.dyn_cgroup_mem, tripcount: req.tripcount };
@@ -261,7 +268,13 @@ impl Runtime {
     }
 
     /// Builds one parameter per `TARGET_PARAM` entry (§5.1).
-    fn kernel_params(&self, q: &mut AsyncInfo, req: &LaunchRequest<'_>, params: &mut smallvec::SmallVec<[u64; 16]>) -> Result<()> {
+    /// `REPORT`: INFO's data-transfer lines for the firstprivate copies.
+    fn kernel_params<const REPORT: bool>(
+        &self,
+        q: &mut AsyncInfo,
+        req: &LaunchRequest<'_>,
+        params: &mut smallvec::SmallVec<[u64; 16]>,
+    ) -> Result<()> {
         let dev = q.dev;
         // The parameter value produced for each entry (device base address).
         // Only lambda captures read the values of other entries: the list is
@@ -273,7 +286,7 @@ impl Runtime {
             if req.args.iter().any(|a| lambda(a.ty)) { smallvec::smallvec![None; req.args.len()] } else { smallvec::SmallVec::new() };
         // Read once for the whole list, not per argument.
         let info_exists = crate::env::config().info_on(info::MAPPING_EXISTS);
-        let mut copies = crate::env::config().info_on(info::DATA_TRANSFER).then(|| PrivateCopyInfo::new(dev.id));
+        let mut copies = REPORT.then(|| PrivateCopyInfo::new(dev.id));
         for (i, a) in req.args.iter().enumerate() {
             let t = a.ty;
             if !t.any(MapType::TARGET_PARAM) {

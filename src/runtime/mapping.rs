@@ -701,7 +701,7 @@ impl MappingTable {
     /// which takes no reference): [`MappingTable::lookup_with`]'s answer,
     /// with misses remembered too (the shard's gap), so that asking about
     /// the same unmapped memory again costs what a hit does.
-    #[inline]
+    #[inline(always)] // Hot in omp_target_is_present; a second caller made it out of line (+24 there).
     pub fn contains(&self, hp: usize, size: u64) -> bool {
         let end = hp.saturating_add(size as usize);
         let Some(i) = single_shard(hp, end).filter(|_| size > 0) else {
