@@ -9,7 +9,13 @@
 #
 #   fork     fork_offload.c: 4 parent threads offload while the main thread
 #            forks (60 times; 600 with --long); every child offloads and
-#            checks results within 10 s. Also in the queued host mode.
+#            checks results within 10 s. Also in the queued host mode, with
+#            children that offload from 4 threads at once ("threads") and
+#            through target nowait tasks ("nowait"). fork_ol.c: the same with
+#            liboffload: 4 parent threads use ol* (olMemAlloc, olMemcpy,
+#            olLaunchKernel, queues, events, olCreateProgram/olDestroyProgram)
+#            on the CPU devices; every child uses ol* and checks (skipped
+#            without liboffload-22-dev's OffloadAPI.h).
 #   gdb      `gdb -batch -ex run -ex bt --args` on an offloading program
 #            completes (the images' link-map paths are openable by gdb).
 #   bad      bad_input.c (an ABI harness, cc): a truncated device image, a
@@ -42,6 +48,7 @@ CHECKS=("$@")
 LIB=$(readlink -f "$LIB")
 mkdir -p "$OUT/shim" "$OUT/logs"
 ln -sf "$LIB" "$OUT/shim/libomptarget.so.22.1"
+ln -sf "$LIB" "$OUT/shim/libLLVMOffload.so.22.1"
 export LD_LIBRARY_PATH=$OUT/shim${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 CC=${CC_OMP:-clang-22}
 OMPFLAGS=(-fopenmp -fopenmp-targets=x86_64-unknown-linux-gnu -O2 -g)
@@ -65,19 +72,48 @@ check_fork() {
   build fork_offload -lpthread || return
   local forks=60
   [ $LONG = 1 ] && forks=600
-  local mode log
-  for mode in direct queued; do
+  local mode log child
+  for mode in direct queued threads nowait; do
     log=$OUT/logs/fork.$mode.log
+    child=plain
+    case $mode in threads | nowait) child=$mode ;; esac
     if [ $mode = queued ]; then
       OMPTARGET_RS_HOST_QUEUES=2 timeout -k 5 300 "$OUT/fork_offload" $forks >"$log" 2>&1
     else
-      timeout -k 5 300 "$OUT/fork_offload" $forks >"$log" 2>&1
+      timeout -k 5 300 "$OUT/fork_offload" $forks $child >"$log" 2>&1
     fi
     local rc=$?
     if [ $rc = 0 ] && grep -q "^fork_offload: $forks children ok, 0 failed" "$log"; then
       ok "fork [$mode]" "$(grep '^fork_offload:' "$log")"
     else
       bad "fork [$mode]" "exit $rc" "$log"
+    fi
+  done
+  # liboffload: the ol* API in the parent threads and in every child.
+  local inc=/usr/lib/llvm-22/include llvm_lib=/usr/lib/llvm-22/lib
+  if [ ! -f "$inc/offload/OffloadAPI.h" ] || [ ! -f "$llvm_lib/libLLVMOffload.so.22.1" ]; then
+    echo "SKIP  fork [ol*]: liboffload-22-dev not installed"
+    return
+  fi
+  log=$OUT/logs/fork_ol.build
+  if ! clang-22 -O1 -shared -fPIC "$HERE/../offload/kernel.c" -o "$OUT/ol_kernel.so" >"$log" 2>&1 ||
+    ! clang-22 -Wall -Wextra -Werror -O2 -g -I"$inc" "$HERE/fork_ol.c" -L"$llvm_lib" -lLLVMOffload -lpthread \
+      -o "$OUT/fork_ol" >>"$log" 2>&1; then
+    bad "build fork_ol" "" "$log"
+    return
+  fi
+  for mode in direct queued; do
+    log=$OUT/logs/fork_ol.$mode.log
+    if [ $mode = queued ]; then
+      OMPTARGET_RS_HOST_QUEUES=2 timeout -k 5 300 "$OUT/fork_ol" "$OUT/ol_kernel.so" $forks >"$log" 2>&1
+    else
+      timeout -k 5 300 "$OUT/fork_ol" "$OUT/ol_kernel.so" $forks >"$log" 2>&1
+    fi
+    local rc=$?
+    if [ $rc = 0 ] && grep -q "^fork_ol: $forks children ok, 0 failed" "$log"; then
+      ok "fork [ol* $mode]" "$(grep '^fork_ol:' "$log")"
+    else
+      bad "fork [ol* $mode]" "exit $rc" "$log"
     fi
   done
 }

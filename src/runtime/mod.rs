@@ -188,11 +188,14 @@ impl fork::ForkSafe for Runtime {
     fn lock_for_fork(&'static self, held: &mut fork::ForkLocks) -> bool {
         held.mutex(&NAMES)
             && held.mutex(&UIDS)
-            && held.mutex(&interop::LIVE)
+            && interop::lock_for_fork(held)
             && record_replay::lock_for_fork(held)
+            && crate::profile::lock_for_fork(held)
+            && crate::ompt::trace::lock_for_fork(held)
             && held.write(&self.registry)
             && held.mutex(&self.load_lock)
             && held.mutex(&self.plugin_devices)
+            && held.mutex(&self.no_device)
             && self.devices.lock_for_fork(held)
             && self.plugins.iter().all(|p| p.lock_for_fork(held))
     }
