@@ -27,6 +27,10 @@
 #   teardown teardown_nowait.c: 8 target nowait regions outstanding when main
 #            returns (5 runs; 20 with --long), and exit(0) from a parallel
 #            region while the other threads offload (10 runs; 50): exit 0.
+#            teardown_dl.c: the same for a dlopen'd library still open at
+#            exit (teardown_dl_lib.so: 8 nowait regions and a ninth that
+#            checks their results) when main returns (status 0) or calls
+#            exit(3) (5 runs each; 20): that status and "results ok".
 #   stress   thread_stress.c: 8 threads x 10^4 mixed constructs (10^5, 50
 #            runs with --long), exact results, reference counts back to 0.
 #   valgrind dlopen_cycles (30 cycles) and the bad-input cases that return
@@ -232,6 +236,36 @@ check_teardown() {
   [ $LONG = 1 ] && n1=20 n2=50
   repeat "teardown: nowait at return" $n1 "$OUT/teardown_nowait"
   repeat "teardown: exit in parallel" $n2 "$OUT/teardown_nowait" exit
+  # A dlopen'd library still open at exit.
+  local log=$OUT/logs/teardown_dl_lib.build
+  if ! "$CC" "${OMPFLAGS[@]}" -shared -fPIC "$HERE/teardown_dl_lib.c" -o "$OUT/teardown_dl_lib.so" >"$log" 2>&1; then
+    bad "build teardown_dl_lib" "" "$log"
+    return
+  fi
+  build teardown_dl -ldl || return
+  local how want i rc failed
+  for how in return exit; do
+    want=0
+    [ $how = exit ] && want=3
+    failed=0
+    log=$OUT/logs/teardown_dl.$how.log
+    for ((i = 0; i < n1; i++)); do
+      (
+        timeout -k 5 600 "$OUT/teardown_dl" "$OUT/teardown_dl_lib.so" $how >"$log.run" 2>&1
+        echo $? >"$log.rc"
+      ) 2>/dev/null
+      rc=$(cat "$log.rc")
+      if [ "$rc" != $want ] || ! grep -q "^teardown_dl: 8 regions complete, results ok" "$log.run"; then
+        failed=$((failed + 1))
+        { echo "run $i: exit $rc (want $want)"; cat "$log.run"; } >"$log"
+      fi
+    done
+    if [ $failed = 0 ]; then
+      ok "teardown: dlopen'd library, nowait at $how" "$n1 runs, exit $want, results ok"
+    else
+      bad "teardown: dlopen'd library, nowait at $how" "$failed of $n1 runs failed" "$log"
+    fi
+  done
 }
 
 check_stress() {

@@ -20,6 +20,8 @@ fn library_init() {
     // SAFETY: `mark_shutdown` is a plain extern "C" fn that only stores an atomic.
     unsafe { libc::atexit(mark_shutdown) };
     crate::runtime::set_startup_objects(startup_objects());
+    // The main thread's exit is recognised from now on (runtime::ExitWatch).
+    crate::runtime::watch_exit();
     // SAFETY: three plain extern "C" fns that catch panics; the registration is removed when the library is unloaded.
     unsafe { libc::pthread_atfork(Some(fork_prepare), Some(fork_parent), Some(fork_child)) };
 }

@@ -137,6 +137,31 @@ fn in_startup_object(addr: usize) -> bool {
     STARTUP_OBJECTS.get().is_some_and(|r| r.iter().any(|&(lo, hi)| lo <= addr && addr < hi))
 }
 
+/// Destroyed with its thread's locals. glibc's `exit` runs the calling
+/// thread's thread-local destructors before the exit handlers, so an
+/// unregistration that finds this gone on its thread is the exit handlers'
+/// (`main` returned or a thread called `exit`), not a `dlclose`.
+struct ExitWatch;
+
+impl Drop for ExitWatch {
+    fn drop(&mut self) {}
+}
+
+thread_local! {
+    static EXIT_WATCH: ExitWatch = const { ExitWatch };
+}
+
+/// Arms [`EXIT_WATCH`] on this thread (its destructor is registered on first
+/// use): the library constructor (the main thread) and every registration.
+pub fn watch_exit() {
+    let _ = EXIT_WATCH.try_with(|_| ());
+}
+
+/// Whether this thread's locals were destroyed by `exit` (see [`ExitWatch`]).
+fn exiting_thread() -> bool {
+    EXIT_WATCH.try_with(|_| ()).is_err()
+}
+
 /// Library destructor (process exit): the images that libraries left loaded
 /// are unloaded where the plugin wants it (device destructors of GPU images,
 /// as 22.1 runs them at device deinit, from its own destructor).
@@ -308,6 +333,7 @@ impl Runtime {
 
     /// `__tgt_register_lib`.
     pub fn register_lib(&self, key: usize, entries: Vec<Entry>, images: Vec<DeviceImage>) -> Result<()> {
+        watch_exit();
         crate::ompt::connect();
         crate::profile::init();
         self.init();
@@ -416,15 +442,17 @@ impl Runtime {
         // Drop the reference first: the last one prints the final table dump,
         // which still shows this library's globals, as LLVM's does.
         self.deinit();
-        if in_startup_object(key) {
+        if in_startup_object(key) || exiting_thread() {
             // Only the program's exit handlers unregister a descriptor of an
-            // object loaded with the program, so the process is exiting
-            // (issue 14): constructs the program queued
-            // (target nowait tasks that libomp's exit still runs on its
-            // hidden-helper threads, other threads of an exit() from a
-            // parallel region) may still launch this library's kernels and
-            // use its globals, so everything stays until the process is gone;
-            // device destructors run from the library destructor.
+            // object loaded with the program, and a `dlopen`ed library still
+            // open at exit is unregistered by them too, on the thread that
+            // called `exit` (whose thread-locals are gone by then, see
+            // `ExitWatch`): the process is exiting (issue 14). Constructs the
+            // program queued (target nowait tasks that libomp's exit still
+            // runs on its hidden-helper threads, other threads of an exit()
+            // from a parallel region) may still launch this library's kernels
+            // and use its globals, so everything stays until the process is
+            // gone; device destructors run from the library destructor.
             crate::debug!("library {key:#x} unregistered during exit: its kernels and globals stay usable");
             return;
         }
