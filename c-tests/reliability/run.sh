@@ -24,13 +24,16 @@
 #   dlopen   dlopen_cycles.c: 1,000 dlopen/offload/dlclose cycles (10,000
 #            with --long) of a library with a target region and a
 #            declare-target global: RSS growth < 2 MiB, no fd or maps growth.
+#            Also built without offloading of its own ("indirect"), so the
+#            runtime is loaded by the library's first dlopen.
 #   teardown teardown_nowait.c: 8 target nowait regions outstanding when main
 #            returns (5 runs; 20 with --long), and exit(0) from a parallel
 #            region while the other threads offload (10 runs; 50): exit 0.
 #            teardown_dl.c: the same for a dlopen'd library still open at
 #            exit (teardown_dl_lib.so: 8 nowait regions and a ninth that
-#            checks their results) when main returns (status 0) or calls
-#            exit(3) (5 runs each; 20): that status and "results ok".
+#            checks their results) when main returns (status 0), calls
+#            exit(3), or a thread that never offloaded calls exit(4) (5 runs
+#            each; 20): that status and "results ok".
 #   stress   thread_stress.c: 8 threads x 10^4 mixed constructs (10^5, 50
 #            runs with --long), exact results, reference counts back to 0.
 #   valgrind dlopen_cycles (30 cycles) and the bad-input cases that return
@@ -189,14 +192,23 @@ check_dlopen() {
     return
   fi
   build dlopen_cycles -ldl || return
-  local cycles=1000 mode
+  # The same program without offloading of its own: the runtime is loaded
+  # by the first dlopen of the library (not with the program).
+  log=$OUT/logs/dlopen_cycles_indirect.build
+  if ! "$CC" -fopenmp -O2 -g "$HERE/dlopen_cycles.c" -o "$OUT/dlopen_cycles_indirect" -ldl >"$log" 2>&1; then
+    bad "build dlopen_cycles (indirect)" "" "$log"
+    return
+  fi
+  local cycles=1000 mode prog
   [ $LONG = 1 ] && cycles=10000
-  for mode in direct queued; do
+  for mode in direct queued indirect; do
     log=$OUT/logs/dlopen.$mode.log
+    prog=$OUT/dlopen_cycles
+    [ $mode = indirect ] && prog=$OUT/dlopen_cycles_indirect
     if [ $mode = queued ]; then
-      OMPTARGET_RS_HOST_QUEUES=2 timeout -k 5 300 "$OUT/dlopen_cycles" "$OUT/dl_cycle_lib.so" $cycles >"$log" 2>&1
+      OMPTARGET_RS_HOST_QUEUES=2 timeout -k 5 300 "$prog" "$OUT/dl_cycle_lib.so" $cycles >"$log" 2>&1
     else
-      timeout -k 5 300 "$OUT/dlopen_cycles" "$OUT/dl_cycle_lib.so" $cycles >"$log" 2>&1
+      timeout -k 5 300 "$prog" "$OUT/dl_cycle_lib.so" $cycles >"$log" 2>&1
     fi
     local rc=$?
     if [ $rc = 0 ]; then
@@ -242,11 +254,12 @@ check_teardown() {
     bad "build teardown_dl_lib" "" "$log"
     return
   fi
-  build teardown_dl -ldl || return
+  build teardown_dl -ldl -lpthread || return
   local how want i rc failed
-  for how in return exit; do
+  for how in return exit thread-exit; do
     want=0
     [ $how = exit ] && want=3
+    [ $how = thread-exit ] && want=4
     failed=0
     log=$OUT/logs/teardown_dl.$how.log
     for ((i = 0; i < n1; i++)); do

@@ -149,17 +149,79 @@ impl Drop for ExitWatch {
 
 thread_local! {
     static EXIT_WATCH: ExitWatch = const { ExitWatch };
+    /// Set once [`EXIT_WATCH`] is armed on this thread (no destructor: it
+    /// stays readable while the thread's other locals are destroyed).
+    static WATCHING: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
 }
 
 /// Arms [`EXIT_WATCH`] on this thread (its destructor is registered on first
 /// use): the library constructor (the main thread) and every registration.
 pub fn watch_exit() {
-    let _ = EXIT_WATCH.try_with(|_| ());
+    if EXIT_WATCH.try_with(|_| ()).is_ok() {
+        WATCHING.with(|w| w.set(true));
+    }
 }
 
-/// Whether this thread's locals were destroyed by `exit` (see [`ExitWatch`]).
-fn exiting_thread() -> bool {
-    EXIT_WATCH.try_with(|_| ()).is_err()
+/// Whether an unregistration on this thread comes from the exit handlers.
+/// A thread that armed the watch knows (see [`ExitWatch`]). Any other
+/// thread (one that calls `exit` without having registered a library, e.g.
+/// from a parallel region) is taken to be exiting unless `dlclose` is
+/// running the handlers, which its stack shows.
+fn unregistering_at_exit() -> bool {
+    if WATCHING.with(std::cell::Cell::get) {
+        return EXIT_WATCH.try_with(|_| ()).is_err();
+    }
+    !in_dlclose()
+}
+
+/// Whether `dlclose` is on this thread's stack: the closing object's
+/// `atexit` handlers run from `__cxa_finalize`, its `.fini_array` from
+/// `dlclose` itself.
+#[cold]
+fn in_dlclose() -> bool {
+    on_stack(&[b"__cxa_finalize", b"dlclose"])
+}
+
+/// Whether a function of one of these names (exported, so that `dladdr`
+/// names it: libc's `dlopen`, `dlclose`, `__cxa_finalize`) is on this
+/// thread's stack. For the rare decisions that depend on who called
+/// (library constructor, unregistration); it walks the whole stack.
+#[cold]
+pub fn on_stack(names: &[&[u8]]) -> bool {
+    use core::ffi::{CStr, c_int, c_void};
+    const URC_NO_REASON: c_int = 0;
+    const URC_END_OF_STACK: c_int = 5;
+    unsafe extern "C" {
+        fn _Unwind_Backtrace(trace: extern "C" fn(*mut c_void, *mut c_void) -> c_int, arg: *mut c_void) -> c_int;
+        fn _Unwind_GetIP(context: *mut c_void) -> usize;
+    }
+    struct Search<'a> {
+        names: &'a [&'a [u8]],
+        found: bool,
+    }
+    extern "C" fn frame(context: *mut c_void, arg: *mut c_void) -> c_int {
+        // SAFETY: `arg` is the `Search` below, alive for the whole walk and used only here.
+        let search = unsafe { &mut *arg.cast::<Search>() };
+        // SAFETY: `context` is the unwinder's for this frame; `_Unwind_GetIP` only reads it.
+        let ip = unsafe { _Unwind_GetIP(context) };
+        // SAFETY: Dl_info is plain data; dladdr fills it (or returns 0) for any address.
+        let mut info: libc::Dl_info = unsafe { std::mem::zeroed() };
+        // SAFETY: as above; `info` is a live local.
+        if ip == 0 || unsafe { libc::dladdr(ip as *const c_void, &mut info) } == 0 || info.dli_sname.is_null() {
+            return URC_NO_REASON;
+        }
+        // SAFETY: dladdr set `dli_sname` to a NUL-terminated symbol name of a loaded object.
+        let name = unsafe { CStr::from_ptr(info.dli_sname) }.to_bytes();
+        if search.names.contains(&name) {
+            search.found = true;
+            return URC_END_OF_STACK;
+        }
+        URC_NO_REASON
+    }
+    let mut search = Search { names, found: false };
+    // SAFETY: `frame` matches the unwinder's callback type and only touches `search` through `arg`.
+    unsafe { _Unwind_Backtrace(frame, (&raw mut search).cast()) };
+    search.found
 }
 
 /// Library destructor (process exit): the images that libraries left loaded
@@ -442,12 +504,12 @@ impl Runtime {
         // Drop the reference first: the last one prints the final table dump,
         // which still shows this library's globals, as LLVM's does.
         self.deinit();
-        if in_startup_object(key) || exiting_thread() {
+        if in_startup_object(key) || unregistering_at_exit() {
             // Only the program's exit handlers unregister a descriptor of an
             // object loaded with the program, and a `dlopen`ed library still
             // open at exit is unregistered by them too, on the thread that
-            // called `exit` (whose thread-locals are gone by then, see
-            // `ExitWatch`): the process is exiting (issue 14). Constructs the
+            // called `exit` (see `unregistering_at_exit`): the process is
+            // exiting (issue 14). Constructs the
             // program queued (target nowait tasks that libomp's exit still
             // runs on its hidden-helper threads, other threads of an exit()
             // from a parallel region) may still launch this library's kernels
