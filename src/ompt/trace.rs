@@ -141,12 +141,12 @@ static STATE: Mutex<Option<HashMap<usize, Trace>>> = Mutex::new(None);
 /// from STATE so `ompt_translate_time` works inside buffer-complete.
 static SYNC: Mutex<Vec<(usize, u64, f64)>> = Mutex::new(Vec::new());
 static NEXT_ID: AtomicU64 = AtomicU64::new(1);
+static NEXT_THREAD: AtomicU64 = AtomicU64::new(1);
 
 /// Fork safety (runtime/fork.rs): the device traces and their time bases.
 pub(crate) fn lock_for_fork(held: &mut crate::runtime::fork::ForkLocks) -> bool {
     held.mutex(&STATE) && held.mutex(&SYNC)
 }
-static NEXT_THREAD: AtomicU64 = AtomicU64::new(1);
 
 thread_local! {
     /// Set while a buffer callback of the tool runs on this thread: a
