@@ -1,6 +1,6 @@
 // Fork safety (issue 14, item 2): four parent threads offload without pause
 // (target regions with map(tofrom), enter/exit data) while the main thread
-// forks FORKS times (default 60). Each child offloads right away (a fresh
+// forks FORKS times (default 60). Usage: fork_offload [FORKS [threads|nowait]]. Each child offloads right away (a fresh
 // array and an array the parent had mapped) and checks the results; the
 // parent waits for it with a deadline, so a child that inherited a runtime
 // lock held by a vanished thread shows as a hang ("child N hung"), not as a
@@ -12,6 +12,7 @@
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -51,7 +52,46 @@ static void *worker(void *arg) {
   return NULL;
 }
 
+// Child mode "threads": four child threads offload at once (contended
+// runtime locks in the child, which parent threads may have been parked on
+// at the fork). Mode "nowait": the child's regions are target nowait tasks
+// (libomp's hidden helpers, recreated in the child) waited for by taskwait.
+static int child_mode; // 0 plain, 1 threads, 2 nowait
+
+static int child_threads(void) {
+  int bad = 0;
+#pragma omp parallel num_threads(4) reduction(+ : bad)
+  {
+    int t = omp_get_thread_num();
+    int *b = shared[t], dev = t % omp_get_num_devices();
+    for (int k = 0; k < 20; k++) {
+      bad += offload_check(dev, 100 * t + k);
+#pragma omp target enter data map(to : b[0 : N]) device(dev)
+#pragma omp target exit data map(release : b[0 : N]) device(dev)
+    }
+  }
+  return bad ? 5 : 0;
+}
+
+static int child_nowait(void) {
+  int a[8][N];
+  for (int k = 0; k < 8; k++)
+    for (int i = 0; i < N; i++) a[k][i] = i + k;
+  for (int k = 0; k < 8; k++) {
+    int *p = a[k];
+#pragma omp target nowait map(tofrom : p[0 : N]) device(k % omp_get_num_devices())
+    for (int i = 0; i < N; i++) p[i] = p[i] * 2 + 1;
+  }
+#pragma omp taskwait
+  for (int k = 0; k < 8; k++)
+    for (int i = 0; i < N; i++)
+      if (a[k][i] != (i + k) * 2 + 1) return 6;
+  return 0;
+}
+
 static int child_main(void) {
+  if (child_mode == 1 && child_threads()) return 5;
+  if (child_mode == 2 && child_nowait()) return 6;
   // The parent threads' arrays: the same mapping-table shards they lock.
   for (int k = 0; k < 4; k++) {
     int *b = shared[k], dev = k % omp_get_num_devices();
@@ -69,6 +109,7 @@ static int child_main(void) {
 
 int main(int argc, char **argv) {
   int forks = argc > 1 ? atoi(argv[1]) : 60;
+  if (argc > 2) child_mode = !strcmp(argv[2], "threads") ? 1 : !strcmp(argv[2], "nowait") ? 2 : 0;
   if (offload_check(0, 7)) return 1; // runtime up before the threads start
   pthread_t t[4];
   for (long i = 0; i < 4; i++) pthread_create(&t[i], NULL, worker, (void *)i);

@@ -9,7 +9,13 @@
 #
 #   fork     fork_offload.c: 4 parent threads offload while the main thread
 #            forks (60 times; 600 with --long); every child offloads and
-#            checks results within 10 s. Also in the queued host mode.
+#            checks results within 10 s. Also in the queued host mode, with
+#            children that offload from 4 threads at once ("threads") and
+#            through target nowait tasks ("nowait"). fork_ol.c: the same with
+#            liboffload: 4 parent threads use ol* (olMemAlloc, olMemcpy,
+#            olLaunchKernel, queues, events, olCreateProgram/olDestroyProgram)
+#            on the CPU devices; every child uses ol* and checks (skipped
+#            without liboffload-22-dev's OffloadAPI.h).
 #   gdb      `gdb -batch -ex run -ex bt --args` on an offloading program
 #            completes (the images' link-map paths are openable by gdb).
 #   bad      bad_input.c (an ABI harness, cc): a truncated device image, a
@@ -18,9 +24,16 @@
 #   dlopen   dlopen_cycles.c: 1,000 dlopen/offload/dlclose cycles (10,000
 #            with --long) of a library with a target region and a
 #            declare-target global: RSS growth < 2 MiB, no fd or maps growth.
+#            Also built without offloading of its own ("indirect"), so the
+#            runtime is loaded by the library's first dlopen.
 #   teardown teardown_nowait.c: 8 target nowait regions outstanding when main
 #            returns (5 runs; 20 with --long), and exit(0) from a parallel
 #            region while the other threads offload (10 runs; 50): exit 0.
+#            teardown_dl.c: the same for a dlopen'd library still open at
+#            exit (teardown_dl_lib.so: 8 nowait regions and a ninth that
+#            checks their results) when main returns (status 0), calls
+#            exit(3), or a thread that never offloaded calls exit(4) (5 runs
+#            each; 20): that status and "results ok".
 #   stress   thread_stress.c: 8 threads x 10^4 mixed constructs (10^5, 50
 #            runs with --long), exact results, reference counts back to 0.
 #   valgrind dlopen_cycles (30 cycles) and the bad-input cases that return
@@ -42,6 +55,7 @@ CHECKS=("$@")
 LIB=$(readlink -f "$LIB")
 mkdir -p "$OUT/shim" "$OUT/logs"
 ln -sf "$LIB" "$OUT/shim/libomptarget.so.22.1"
+ln -sf "$LIB" "$OUT/shim/libLLVMOffload.so.22.1"
 export LD_LIBRARY_PATH=$OUT/shim${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 CC=${CC_OMP:-clang-22}
 OMPFLAGS=(-fopenmp -fopenmp-targets=x86_64-unknown-linux-gnu -O2 -g)
@@ -65,19 +79,48 @@ check_fork() {
   build fork_offload -lpthread || return
   local forks=60
   [ $LONG = 1 ] && forks=600
-  local mode log
-  for mode in direct queued; do
+  local mode log child
+  for mode in direct queued threads nowait; do
     log=$OUT/logs/fork.$mode.log
+    child=plain
+    case $mode in threads | nowait) child=$mode ;; esac
     if [ $mode = queued ]; then
       OMPTARGET_RS_HOST_QUEUES=2 timeout -k 5 300 "$OUT/fork_offload" $forks >"$log" 2>&1
     else
-      timeout -k 5 300 "$OUT/fork_offload" $forks >"$log" 2>&1
+      timeout -k 5 300 "$OUT/fork_offload" $forks $child >"$log" 2>&1
     fi
     local rc=$?
     if [ $rc = 0 ] && grep -q "^fork_offload: $forks children ok, 0 failed" "$log"; then
       ok "fork [$mode]" "$(grep '^fork_offload:' "$log")"
     else
       bad "fork [$mode]" "exit $rc" "$log"
+    fi
+  done
+  # liboffload: the ol* API in the parent threads and in every child.
+  local inc=/usr/lib/llvm-22/include llvm_lib=/usr/lib/llvm-22/lib
+  if [ ! -f "$inc/offload/OffloadAPI.h" ] || [ ! -f "$llvm_lib/libLLVMOffload.so.22.1" ]; then
+    echo "SKIP  fork [ol*]: liboffload-22-dev not installed"
+    return
+  fi
+  log=$OUT/logs/fork_ol.build
+  if ! clang-22 -O1 -shared -fPIC "$HERE/../offload/kernel.c" -o "$OUT/ol_kernel.so" >"$log" 2>&1 ||
+    ! clang-22 -Wall -Wextra -Werror -O2 -g -I"$inc" "$HERE/fork_ol.c" -L"$llvm_lib" -lLLVMOffload -lpthread \
+      -o "$OUT/fork_ol" >>"$log" 2>&1; then
+    bad "build fork_ol" "" "$log"
+    return
+  fi
+  for mode in direct queued; do
+    log=$OUT/logs/fork_ol.$mode.log
+    if [ $mode = queued ]; then
+      OMPTARGET_RS_HOST_QUEUES=2 timeout -k 5 300 "$OUT/fork_ol" "$OUT/ol_kernel.so" $forks >"$log" 2>&1
+    else
+      timeout -k 5 300 "$OUT/fork_ol" "$OUT/ol_kernel.so" $forks >"$log" 2>&1
+    fi
+    local rc=$?
+    if [ $rc = 0 ] && grep -q "^fork_ol: $forks children ok, 0 failed" "$log"; then
+      ok "fork [ol* $mode]" "$(grep '^fork_ol:' "$log")"
+    else
+      bad "fork [ol* $mode]" "exit $rc" "$log"
     fi
   done
 }
@@ -149,14 +192,23 @@ check_dlopen() {
     return
   fi
   build dlopen_cycles -ldl || return
-  local cycles=1000 mode
+  # The same program without offloading of its own: the runtime is loaded
+  # by the first dlopen of the library (not with the program).
+  log=$OUT/logs/dlopen_cycles_indirect.build
+  if ! "$CC" -fopenmp -O2 -g "$HERE/dlopen_cycles.c" -o "$OUT/dlopen_cycles_indirect" -ldl >"$log" 2>&1; then
+    bad "build dlopen_cycles (indirect)" "" "$log"
+    return
+  fi
+  local cycles=1000 mode prog
   [ $LONG = 1 ] && cycles=10000
-  for mode in direct queued; do
+  for mode in direct queued indirect; do
     log=$OUT/logs/dlopen.$mode.log
+    prog=$OUT/dlopen_cycles
+    [ $mode = indirect ] && prog=$OUT/dlopen_cycles_indirect
     if [ $mode = queued ]; then
-      OMPTARGET_RS_HOST_QUEUES=2 timeout -k 5 300 "$OUT/dlopen_cycles" "$OUT/dl_cycle_lib.so" $cycles >"$log" 2>&1
+      OMPTARGET_RS_HOST_QUEUES=2 timeout -k 5 300 "$prog" "$OUT/dl_cycle_lib.so" $cycles >"$log" 2>&1
     else
-      timeout -k 5 300 "$OUT/dlopen_cycles" "$OUT/dl_cycle_lib.so" $cycles >"$log" 2>&1
+      timeout -k 5 300 "$prog" "$OUT/dl_cycle_lib.so" $cycles >"$log" 2>&1
     fi
     local rc=$?
     if [ $rc = 0 ]; then
@@ -196,6 +248,37 @@ check_teardown() {
   [ $LONG = 1 ] && n1=20 n2=50
   repeat "teardown: nowait at return" $n1 "$OUT/teardown_nowait"
   repeat "teardown: exit in parallel" $n2 "$OUT/teardown_nowait" exit
+  # A dlopen'd library still open at exit.
+  local log=$OUT/logs/teardown_dl_lib.build
+  if ! "$CC" "${OMPFLAGS[@]}" -shared -fPIC "$HERE/teardown_dl_lib.c" -o "$OUT/teardown_dl_lib.so" >"$log" 2>&1; then
+    bad "build teardown_dl_lib" "" "$log"
+    return
+  fi
+  build teardown_dl -ldl -lpthread || return
+  local how want i rc failed
+  for how in return exit thread-exit; do
+    want=0
+    [ $how = exit ] && want=3
+    [ $how = thread-exit ] && want=4
+    failed=0
+    log=$OUT/logs/teardown_dl.$how.log
+    for ((i = 0; i < n1; i++)); do
+      (
+        timeout -k 5 600 "$OUT/teardown_dl" "$OUT/teardown_dl_lib.so" $how >"$log.run" 2>&1
+        echo $? >"$log.rc"
+      ) 2>/dev/null
+      rc=$(cat "$log.rc")
+      if [ "$rc" != $want ] || ! grep -q "^teardown_dl: 8 regions complete, results ok" "$log.run"; then
+        failed=$((failed + 1))
+        { echo "run $i: exit $rc (want $want)"; cat "$log.run"; } >"$log"
+      fi
+    done
+    if [ $failed = 0 ]; then
+      ok "teardown: dlopen'd library, nowait at $how" "$n1 runs, exit $want, results ok"
+    else
+      bad "teardown: dlopen'd library, nowait at $how" "$failed of $n1 runs failed" "$log"
+    fi
+  done
 }
 
 check_stress() {

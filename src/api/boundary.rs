@@ -19,7 +19,14 @@ extern "C" fn mark_shutdown() {
 fn library_init() {
     // SAFETY: `mark_shutdown` is a plain extern "C" fn that only stores an atomic.
     unsafe { libc::atexit(mark_shutdown) };
-    crate::runtime::set_startup_objects(startup_objects());
+    // Loaded by a `dlopen` (of a library that needs us) rather than with
+    // the program: nothing loaded before could have a descriptor for us
+    // (it would have loaded us), and the objects mapped now include the
+    // library being opened, which `dlclose` may unload again.
+    let by_dlopen = crate::runtime::on_stack(&[b"dlopen", b"dlmopen"]);
+    crate::runtime::set_startup_objects(if by_dlopen { Vec::new() } else { startup_objects() });
+    // The main thread's exit is recognised from now on (runtime::ExitWatch).
+    crate::runtime::watch_exit();
     // SAFETY: three plain extern "C" fns that catch panics; the registration is removed when the library is unloaded.
     unsafe { libc::pthread_atfork(Some(fork_prepare), Some(fork_parent), Some(fork_child)) };
 }

@@ -64,8 +64,20 @@ struct Cpu {
     memory: u64,
 }
 
+static CPU: std::sync::OnceLock<Cpu> = std::sync::OnceLock::new();
+/// Held while [`CPU`] is created (see `handles::topology` for why).
+static CPU_INIT: parking_lot::Mutex<()> = parking_lot::Mutex::new(());
+
+/// Fork safety: the CPU-description creation lock.
+pub(crate) fn lock_for_fork(held: &mut crate::runtime::fork::ForkLocks) -> bool {
+    held.mutex(&CPU_INIT)
+}
+
 fn cpu() -> &'static Cpu {
-    static CPU: std::sync::OnceLock<Cpu> = std::sync::OnceLock::new();
+    if let Some(c) = CPU.get() {
+        return c;
+    }
+    let _creating = CPU_INIT.lock();
     CPU.get_or_init(|| {
         let text = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
         let field = |k: &str| text.lines().find_map(|l| l.split_once(':').filter(|(a, _)| a.trim() == k).map(|(_, b)| b.trim().to_owned()));

@@ -121,6 +121,11 @@ unsafe impl Sync for ErrorStruct {}
 
 static INTERNED: Mutex<Option<HashMap<(u32, String), &'static ErrorStruct>>> = Mutex::new(None);
 
+/// Fork safety: the interned-records lock.
+pub(crate) fn lock_for_fork(held: &mut crate::runtime::fork::ForkLocks) -> bool {
+    held.mutex(&INTERNED)
+}
+
 /// The stable record for an error (created once per distinct error).
 pub fn intern(e: &OlError) -> &'static ErrorStruct {
     let mut map = INTERNED.lock();

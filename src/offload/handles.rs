@@ -112,11 +112,37 @@ pub struct Topology {
 }
 
 static TOPOLOGY: OnceLock<Topology> = OnceLock::new();
+/// Held while [`TOPOLOGY`] is created. The fork handlers take it, so a
+/// child never inherits the `OnceLock` in the middle of its initialisation
+/// (its `get_or_init` would then wait forever for a thread it does not have).
+static TOPOLOGY_INIT: Mutex<()> = Mutex::new(());
 static LIVE: RwLock<Option<HashMap<usize, Kind, AddrHash>>> = RwLock::new(None);
 
 /// Platforms and devices (created by the first call; `olInit` makes it).
 pub fn topology() -> &'static Topology {
+    if let Some(t) = TOPOLOGY.get() {
+        return t;
+    }
+    let _creating = TOPOLOGY_INIT.lock();
     TOPOLOGY.get_or_init(super::devices::discover)
+}
+
+/// Fork safety (runtime/fork.rs): the device-list creation lock, the live
+/// set and the symbol table of every live program. While this thread holds
+/// the live set, no program can be destroyed (`olDestroyProgram` takes it
+/// first), so the programs' locks stay valid until they are released,
+/// which happens before the live set's (reverse order).
+pub(crate) fn lock_for_fork(held: &mut crate::runtime::fork::ForkLocks) -> bool {
+    if !(held.mutex(&TOPOLOGY_INIT) && held.write(&LIVE)) {
+        return false;
+    }
+    // SAFETY: the live set's write lock was just taken (its guard forgotten) by this thread.
+    let live = unsafe { &*LIVE.data_ptr() };
+    live.iter().flatten().filter(|&(_, &k)| k == Kind::Program).all(|(&addr, _)| {
+        let program = addr as *const OlProgram;
+        // SAFETY: a live program handle is a `Box<OlProgram>` address; it cannot be freed while the live set's lock, taken above, is held, and that lock is released after this one.
+        unsafe { held.mutex_at(std::ptr::addr_of!((*program).symbols)) }
+    })
 }
 
 fn register(addr: usize, kind: Kind) {

@@ -96,6 +96,11 @@ static ALLOCS: Mutex<Option<HashMap<usize, Allocation, AddrHash>>> = Mutex::new(
 /// `olMemRegister` ranges: (device handle, base) → size.
 static REGISTERED: Mutex<BTreeMap<(usize, usize), usize>> = Mutex::new(BTreeMap::new());
 
+/// Fork safety: the allocation and registration tables.
+pub(crate) fn lock_for_fork(held: &mut crate::runtime::fork::ForkLocks) -> bool {
+    held.mutex(&ALLOCS) && held.mutex(&REGISTERED)
+}
+
 fn alloc_kind(t: AllocType) -> OlResult<AllocKind> {
     match t.0 {
         0 => Ok(AllocKind::Host),

@@ -44,6 +44,21 @@ pub(crate) fn init_count() -> &'static AtomicUsize {
     &INIT_COUNT
 }
 
+/// Before `fork` (runtime/fork.rs), outside the lock loop: `OFFLOAD_TRACE`
+/// is read now if it was not, so that no child inherits its one-time
+/// initialisation half done (it would wait for it forever).
+pub(crate) fn before_fork() {
+    tracing();
+}
+
+/// Fork safety (runtime/fork.rs, issue 14): every lock of the `ol*` layer,
+/// all or none: the handle table with each live program's symbol table, the
+/// allocation and registration tables, the interned error records, and the
+/// locks held while the device list and the CPU description are created.
+pub(crate) fn lock_for_fork(held: &mut crate::runtime::fork::ForkLocks) -> bool {
+    handles::lock_for_fork(held) && imp::lock_for_fork(held) && error::lock_for_fork(held) && devices::lock_for_fork(held)
+}
+
 /// The boundary of every `ol*` export: the `OL_ERRC_UNINITIALIZED` check,
 /// panics caught, the trace line, and the error interned as `ol_result_t`.
 #[inline]

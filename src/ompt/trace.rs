@@ -143,6 +143,11 @@ static SYNC: Mutex<Vec<(usize, u64, f64)>> = Mutex::new(Vec::new());
 static NEXT_ID: AtomicU64 = AtomicU64::new(1);
 static NEXT_THREAD: AtomicU64 = AtomicU64::new(1);
 
+/// Fork safety (runtime/fork.rs): the device traces and their time bases.
+pub(crate) fn lock_for_fork(held: &mut crate::runtime::fork::ForkLocks) -> bool {
+    held.mutex(&STATE) && held.mutex(&SYNC)
+}
+
 thread_local! {
     /// Set while a buffer callback of the tool runs on this thread: a
     /// start/flush/stop from inside it fails instead of deadlocking.

@@ -75,6 +75,13 @@ struct State {
 
 static STATE: OnceLock<State> = OnceLock::new();
 
+/// Fork safety (runtime/fork.rs): the recorded profile's locks, once a
+/// profile is recorded.
+pub(crate) fn lock_for_fork(held: &mut crate::runtime::fork::ForkLocks) -> bool {
+    let Some(s) = STATE.get() else { return true };
+    held.mutex(&s.events) && held.mutex(&s.totals) && held.mutex(&s.kernels) && held.mutex(&s.vars) && held.mutex(&s.devices)
+}
+
 /// Device tracks get thread ids from here up (no real thread has them).
 const DEVICE_TID_BASE: u64 = 0x7fff_0000;
 

@@ -82,6 +82,16 @@ pub struct Interop {
 /// Live objects by address: every pointer from the program is looked up here.
 pub(super) static LIVE: LazyLock<Mutex<HashMap<usize, Arc<Interop>>>> = LazyLock::new(Default::default);
 
+/// Fork safety (runtime/fork.rs): the live set and every live object's state.
+pub(super) fn lock_for_fork(held: &mut super::fork::ForkLocks) -> bool {
+    if !held.mutex(&LIVE) {
+        return false;
+    }
+    // SAFETY: the live set's lock was just taken (its guard forgotten) by this thread.
+    let live = unsafe { &*LIVE.data_ptr() };
+    live.values().all(|i| held.mutex_in(i, |i| &i.state))
+}
+
 /// The live object at `handle`, if it is one.
 pub fn lookup(handle: usize) -> Option<Arc<Interop>> {
     if handle == 0 {

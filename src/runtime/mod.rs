@@ -137,6 +137,93 @@ fn in_startup_object(addr: usize) -> bool {
     STARTUP_OBJECTS.get().is_some_and(|r| r.iter().any(|&(lo, hi)| lo <= addr && addr < hi))
 }
 
+/// Destroyed with its thread's locals. glibc's `exit` runs the calling
+/// thread's thread-local destructors before the exit handlers, so an
+/// unregistration that finds this gone on its thread is the exit handlers'
+/// (`main` returned or a thread called `exit`), not a `dlclose`.
+struct ExitWatch;
+
+impl Drop for ExitWatch {
+    fn drop(&mut self) {}
+}
+
+thread_local! {
+    static EXIT_WATCH: ExitWatch = const { ExitWatch };
+    /// Set once [`EXIT_WATCH`] is armed on this thread (no destructor: it
+    /// stays readable while the thread's other locals are destroyed).
+    static WATCHING: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Arms [`EXIT_WATCH`] on this thread (its destructor is registered on first
+/// use): the library constructor (the main thread) and every registration.
+pub fn watch_exit() {
+    if EXIT_WATCH.try_with(|_| ()).is_ok() {
+        WATCHING.with(|w| w.set(true));
+    }
+}
+
+/// Whether an unregistration on this thread comes from the exit handlers.
+/// A thread that armed the watch knows (see [`ExitWatch`]). Any other
+/// thread (one that calls `exit` without having registered a library, e.g.
+/// from a parallel region) is taken to be exiting unless `dlclose` is
+/// running the handlers, which its stack shows.
+fn unregistering_at_exit() -> bool {
+    if WATCHING.with(std::cell::Cell::get) {
+        return EXIT_WATCH.try_with(|_| ()).is_err();
+    }
+    !in_dlclose()
+}
+
+/// Whether `dlclose` is on this thread's stack: the closing object's
+/// `atexit` handlers run from `__cxa_finalize`, its `.fini_array` from
+/// `dlclose` itself.
+#[cold]
+fn in_dlclose() -> bool {
+    on_stack(&[b"__cxa_finalize", b"dlclose"])
+}
+
+/// Whether a function of one of these names (exported, so that `dladdr`
+/// names it: libc's `dlopen`, `dlclose`, `__cxa_finalize`) is on this
+/// thread's stack. For the rare decisions that depend on who called
+/// (library constructor, unregistration); it walks the whole stack.
+#[cold]
+pub fn on_stack(names: &[&[u8]]) -> bool {
+    use core::ffi::{CStr, c_int, c_void};
+    const URC_NO_REASON: c_int = 0;
+    const URC_END_OF_STACK: c_int = 5;
+    unsafe extern "C" {
+        fn _Unwind_Backtrace(trace: extern "C" fn(*mut c_void, *mut c_void) -> c_int, arg: *mut c_void) -> c_int;
+        fn _Unwind_GetIP(context: *mut c_void) -> usize;
+    }
+    struct Search<'a> {
+        names: &'a [&'a [u8]],
+        found: bool,
+    }
+    extern "C" fn frame(context: *mut c_void, arg: *mut c_void) -> c_int {
+        // SAFETY: `arg` is the `Search` below, alive for the whole walk and used only here.
+        let search = unsafe { &mut *arg.cast::<Search>() };
+        // SAFETY: `context` is the unwinder's for this frame; `_Unwind_GetIP` only reads it.
+        let ip = unsafe { _Unwind_GetIP(context) };
+        // SAFETY: Dl_info is plain data; dladdr fills it (or returns 0) for any address.
+        let mut info: libc::Dl_info = unsafe { std::mem::zeroed() };
+        // SAFETY: as above; `info` is a live local.
+        if ip == 0 || unsafe { libc::dladdr(ip as *const c_void, &mut info) } == 0 || info.dli_sname.is_null() {
+            return URC_NO_REASON;
+        }
+        // SAFETY: dladdr set `dli_sname` to a NUL-terminated symbol name of a loaded object.
+        let name = unsafe { CStr::from_ptr(info.dli_sname) }.to_bytes();
+        if search.names.contains(&name) {
+            search.found = true;
+            return URC_END_OF_STACK;
+        }
+        URC_NO_REASON
+    }
+    let mut search = Search { names, found: false };
+    // SAFETY: `frame` matches the unwinder's callback type and only touches `search` through `arg`.
+    unsafe { _Unwind_Backtrace(frame, (&raw mut search).cast()) };
+    search.found
+}
+
 /// Library destructor (process exit): the images that libraries left loaded
 /// are unloaded where the plugin wants it (device destructors of GPU images,
 /// as 22.1 runs them at device deinit, from its own destructor).
@@ -188,11 +275,14 @@ impl fork::ForkSafe for Runtime {
     fn lock_for_fork(&'static self, held: &mut fork::ForkLocks) -> bool {
         held.mutex(&NAMES)
             && held.mutex(&UIDS)
-            && held.mutex(&interop::LIVE)
+            && interop::lock_for_fork(held)
             && record_replay::lock_for_fork(held)
+            && crate::profile::lock_for_fork(held)
+            && crate::ompt::trace::lock_for_fork(held)
             && held.write(&self.registry)
             && held.mutex(&self.load_lock)
             && held.mutex(&self.plugin_devices)
+            && held.mutex(&self.no_device)
             && self.devices.lock_for_fork(held)
             && self.plugins.iter().all(|p| p.lock_for_fork(held))
     }
@@ -305,6 +395,7 @@ impl Runtime {
 
     /// `__tgt_register_lib`.
     pub fn register_lib(&self, key: usize, entries: Vec<Entry>, images: Vec<DeviceImage>) -> Result<()> {
+        watch_exit();
         crate::ompt::connect();
         crate::profile::init();
         self.init();
@@ -413,15 +504,17 @@ impl Runtime {
         // Drop the reference first: the last one prints the final table dump,
         // which still shows this library's globals, as LLVM's does.
         self.deinit();
-        if in_startup_object(key) {
+        if in_startup_object(key) || unregistering_at_exit() {
             // Only the program's exit handlers unregister a descriptor of an
-            // object loaded with the program, so the process is exiting
-            // (issue 14): constructs the program queued
-            // (target nowait tasks that libomp's exit still runs on its
-            // hidden-helper threads, other threads of an exit() from a
-            // parallel region) may still launch this library's kernels and
-            // use its globals, so everything stays until the process is gone;
-            // device destructors run from the library destructor.
+            // object loaded with the program, and a `dlopen`ed library still
+            // open at exit is unregistered by them too, on the thread that
+            // called `exit` (see `unregistering_at_exit`): the process is
+            // exiting (issue 14). Constructs the
+            // program queued (target nowait tasks that libomp's exit still
+            // runs on its hidden-helper threads, other threads of an exit()
+            // from a parallel region) may still launch this library's kernels
+            // and use its globals, so everything stays until the process is
+            // gone; device destructors run from the library destructor.
             crate::debug!("library {key:#x} unregistered during exit: its kernels and globals stay usable");
             return;
         }

@@ -71,6 +71,12 @@ pub(super) fn lock_for_fork(held: &mut super::fork::ForkLocks) -> bool {
     held.mutex(&BLOCKS)
 }
 
+/// Before `fork`: the settings are read now if they were not (see
+/// `runtime::fork`: no child inherits their one-time initialisation half done).
+pub(super) fn before_fork() {
+    record_env();
+}
+
 /// `LIBOMPTARGET_RECORD` with its size (bytes) and `LIBOMPTARGET_RR_SAVE_OUTPUT`.
 #[inline]
 fn record_env() -> Option<(u64, bool)> {

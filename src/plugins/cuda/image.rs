@@ -292,11 +292,12 @@ fn cubin_symbols(bytes: &[u8]) -> Result<ImageSymbols> {
     Ok(out)
 }
 
-/// Size in bytes of a PTX scalar type (`.u32` → 4), if it is one.
+/// Size in bytes of a PTX scalar type (`.u32` → 4), if it is one (widths
+/// 8 to 128 bits; anything else, e.g. `.b3333`, is not a type).
 fn ptx_type_size(t: &str) -> Option<u64> {
     let t = t.strip_prefix('.')?;
     let bits: u64 = t.get(1..)?.parse().ok()?;
-    matches!(t.as_bytes()[0], b'b' | b'u' | b's' | b'f').then_some(bits / 8)
+    (matches!(t.as_bytes()[0], b'b' | b'u' | b's' | b'f') && matches!(bits, 8 | 16 | 32 | 64 | 128)).then_some(bits / 8)
 }
 
 fn ptx_symbols(bytes: &[u8]) -> ImageSymbols {
@@ -338,8 +339,11 @@ fn ptx_symbols(bytes: &[u8]) -> ImageSymbols {
                         Some((id, dim)) => (id, dim.trim_end_matches(']').parse::<u64>().ok()),
                         None => (n, Some(1)),
                     };
+                    // 0: unknown (as for a size the array does not give),
+                    // also when the product does not fit (cargo fuzz found
+                    // `[16]` of a 1.7e18-byte type overflowing here).
                     let size = match (elem, count) {
-                        (Some(e), Some(c)) => e * c,
+                        (Some(e), Some(c)) => e.checked_mul(c).unwrap_or(0),
                         _ => 0,
                     };
                     out.globals.push((ident.to_string(), size));
@@ -525,6 +529,10 @@ mod tests {
         let s = symbols(ptx).unwrap();
         assert_eq!(s.kernels, vec!["k"]);
         assert_eq!(s.globals, vec![("tab".to_string(), 16), ("one".to_string(), 8)]);
+        // Sizes that do not fit, and widths that are no type, are unknown (0), not a panic.
+        let odd = b".version 8.0\n.target sm_90\n.address_size 64\n.global .align 8 .u64 big[4611686018427387905];\n.global .align 4 .b13661046060852008283 wide[16] = {1};\n.global .b24 odd;\n";
+        let s = symbols(odd).unwrap();
+        assert_eq!(s.globals, vec![("big".to_string(), 0), ("wide".to_string(), 0), ("odd".to_string(), 0)]);
         assert!(identify(b".version 8.0\n.target sm_90\n.address_size 32\n").is_err());
         assert!(identify(b"hello world").is_err());
         assert!(identify(b".version 8.0\n.target sm_90\0garbage\0").is_err());

@@ -30,10 +30,20 @@ struct LoadedImage {
     fd: libc::c_int,
 }
 
+/// Held around every `dlopen` and `dlclose` of an image. glibc's loader
+/// holds its `dl_load_write_lock` inside both, and `fork` does not reset that
+/// lock in the child: a child forked while another thread was loading or
+/// unloading an image would hang in its own first `dlopen` (or
+/// `dl_iterate_phdr`). The fork handlers take this lock (runtime/fork.rs),
+/// so no fork happens in the middle of ours.
+static LOADER: Mutex<()> = Mutex::new(());
+
 impl Drop for LoadedImage {
     fn drop(&mut self) {
         // dlclose first: the descriptor names the object while it is loaded.
+        let unloading = LOADER.lock();
         drop(self.handle.take());
+        drop(unloading);
         // SAFETY: the memfd is this image's own and closed only here.
         unsafe { libc::close(self.fd) };
     }
@@ -190,8 +200,11 @@ impl Plugin for HostPlugin {
     fn load_binary(&self, device: usize, image: &[u8]) -> Result<ImageHandle> {
         crate::runtime::image::check_elf_layout(image).map_err(|e| load_error(e.to_string()))?;
         let (path, fd) = Self::memfd_with(image, device)?;
-        // SAFETY: loading a shared object runs its constructors; the image was registered by the program as its own device code for this target.
-        let lib = unsafe { libloading::os::unix::Library::open(Some(&path), libc::RTLD_NOW | libc::RTLD_LOCAL) };
+        let lib = {
+            let _loading = LOADER.lock();
+            // SAFETY: loading a shared object runs its constructors; the image was registered by the program as its own device code for this target.
+            unsafe { libloading::os::unix::Library::open(Some(&path), libc::RTLD_NOW | libc::RTLD_LOCAL) }
+        };
         // The descriptor stays open while the image is loaded: ld.so
         // recognises already-loaded objects by path, and a reused
         // /proc/self/fd/N would hand the next device this device's copy
@@ -413,7 +426,7 @@ impl Plugin for HostPlugin {
     }
 
     fn lock_for_fork(&'static self, held: &mut crate::runtime::fork::ForkLocks) -> bool {
-        held.mutex(&self.images) && self.queues.lock_for_fork(held) && self.pool.lock_for_fork(held)
+        held.mutex(&LOADER) && held.mutex(&self.images) && self.queues.lock_for_fork(held) && self.pool.lock_for_fork(held)
     }
 
     fn forked_child(&self) {

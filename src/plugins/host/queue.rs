@@ -65,14 +65,15 @@ fn bad(what: &str, h: u64) -> OffloadError {
 }
 
 impl Queues {
-    /// Fork safety: the queue list, the events and every queue's state.
+    /// Fork safety: the queue list, the events and every queue's state, with
+    /// no thread waiting for a queue's completion (see `runtime::fork`).
     pub fn lock_for_fork(&'static self, held: &mut crate::runtime::fork::ForkLocks) -> bool {
         if !(held.mutex(&self.queues) && held.mutex(&self.events)) {
             return false;
         }
         // SAFETY: the queue-list lock was just taken (and its guard forgotten) by this thread.
         let queues = unsafe { &*self.queues.data_ptr() };
-        queues.iter().all(|q| held.mutex_in(q, |q| &q.state))
+        queues.iter().all(|q| held.mutex_in(q, |q| &q.state) && held.no_waiters(&q.done))
     }
 
     /// In a child after `fork`: an operation that a parent thread had taken
