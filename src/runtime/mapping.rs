@@ -259,16 +259,50 @@ struct Shard {
 /// Entries a shard remembers having removed.
 const REMOVED: usize = 8;
 
+/// Pages (4 KiB) of evicted removals fold into this many buckets.
+const EVICTED_BUCKETS: usize = 64;
+/// An evicted removal spanning more pages than this may overlap anything.
+const EVICTED_SPAN: usize = 16;
+
 /// A ring of the last [`REMOVED`] removals of a shard: each entry's host
-/// range and the shard version its removal made, plus the newest version
-/// that left the ring. Relaxed atomics: every access holds the write lock.
-#[derive(Debug, Default)]
+/// range and the shard version its removal made. A removal leaving the ring
+/// is folded into per-page buckets (the newest version that left touching
+/// such a page), so that removals elsewhere in the shard (another thread's
+/// stack variables) do not make an insertion refill. Relaxed atomics: every
+/// access holds the write lock.
+#[derive(Debug)]
 struct RemovedRanges {
     begin: [AtomicUsize; REMOVED],
     end: [AtomicUsize; REMOVED],
     at: [AtomicU64; REMOVED],
     next: AtomicUsize,
-    evicted: AtomicU64,
+    /// Per bucket of pages ([`page_buckets`]): the newest version whose
+    /// removal, touching such a page, left the ring.
+    evicted: [AtomicU64; EVICTED_BUCKETS],
+    /// The newest version whose removal left the ring and spanned more than
+    /// [`EVICTED_SPAN`] pages.
+    evicted_wide: AtomicU64,
+}
+
+impl Default for RemovedRanges {
+    fn default() -> Self {
+        RemovedRanges {
+            begin: Default::default(),
+            end: Default::default(),
+            at: Default::default(),
+            next: AtomicUsize::new(0),
+            evicted: core::array::from_fn(|_| AtomicU64::new(0)),
+            evicted_wide: AtomicU64::new(0),
+        }
+    }
+}
+
+/// The buckets of the pages of `[begin, end)` (`end > begin`), or `None`
+/// when the range spans more than [`EVICTED_SPAN`] pages.
+fn page_buckets(begin: usize, end: usize) -> Option<impl Iterator<Item = usize>> {
+    let (first, last) = (begin >> 12, (end - 1) >> 12);
+    // Neighbouring pages get different buckets; the shard's granules fold in.
+    (last - first < EVICTED_SPAN).then(|| (first..=last).map(|p| (p ^ (p >> 8)) % EVICTED_BUCKETS))
 }
 
 impl RemovedRanges {
@@ -276,17 +310,33 @@ impl RemovedRanges {
     fn record(&self, begin: usize, end: usize, at: u64) {
         let i = self.next.load(Ordering::Relaxed) % REMOVED;
         self.next.store(i + 1, Ordering::Relaxed);
-        // FIFO over growing versions: the record leaving is the newest that left.
-        self.evicted.store(self.at[i].load(Ordering::Relaxed), Ordering::Relaxed);
+        // The record leaving the ring goes into the buckets of its pages
+        // (a zero-length range overlaps nothing).
+        let (old_begin, old_end) = (self.begin[i].load(Ordering::Relaxed), self.end[i].load(Ordering::Relaxed));
+        let old_at = self.at[i].load(Ordering::Relaxed);
+        if old_end > old_begin {
+            match page_buckets(old_begin, old_end) {
+                // FIFO over growing versions: the record leaving is the
+                // newest that left.
+                Some(buckets) => buckets.for_each(|b| self.evicted[b].store(old_at, Ordering::Relaxed)),
+                None => self.evicted_wide.store(old_at, Ordering::Relaxed),
+            }
+        }
         self.begin[i].store(begin, Ordering::Relaxed);
         self.end[i].store(end, Ordering::Relaxed);
         self.at[i].store(at, Ordering::Relaxed);
     }
 
     /// Whether a removal after version `since` may have taken part of
-    /// `[begin, end)` (true too when such a removal left the ring).
+    /// `[begin, end)` (`end > begin`; true too when such a removal of the
+    /// same pages, or a wide one, left the ring).
     fn since_overlaps(&self, since: u64, begin: usize, end: usize) -> bool {
-        self.evicted.load(Ordering::Relaxed) > since
+        let evicted = self.evicted_wide.load(Ordering::Relaxed) > since
+            || match page_buckets(begin, end) {
+                Some(mut buckets) => buckets.any(|b| self.evicted[b].load(Ordering::Relaxed) > since),
+                None => self.evicted.iter().any(|v| v.load(Ordering::Relaxed) > since),
+            };
+        evicted
             || (0..REMOVED).any(|i| {
                 self.at[i].load(Ordering::Relaxed) > since
                     && self.begin[i].load(Ordering::Relaxed) < end
@@ -1020,13 +1070,32 @@ mod tests {
         over.dec(false);
         assert!(t.remove_if_unused(&over));
         assert!(refilled(s, 0x1000));
-        // More removals than the shard remembers: refill, to be safe.
+        // More removals than the shard remembers, on other pages: no refill.
+        let churn = |at: usize| {
+            for i in 0..=REMOVED {
+                let e = mapped(at + 0x10 * i);
+                e.dec(false);
+                assert!(t.remove_if_unused(&e));
+            }
+        };
         let s = seen(0x1000);
-        for i in 0..=REMOVED {
-            let e = mapped(0x4000 + 0x100 * i);
-            e.dec(false);
-            assert!(t.remove_if_unused(&e));
-        }
+        churn(0x4000);
+        assert!(!refilled(s, 0x1000));
+        // More removals than the shard remembers, on the range's page: refill, to be safe.
+        let s = seen(0x1000);
+        churn(0x1100);
+        assert!(refilled(s, 0x1000));
+        // A wide removal left the ring: refill.
+        let s = seen(0x1000);
+        let (b, size) = (0x40000, 0x20000);
+        let Insert::Inserted(wide) =
+            t.insert_unless_mapped(Seen(None), b, b, size, || MapEntry::new(b, b, size, b as u64, b as u64, 0, false), |_| {}, || true)
+        else {
+            panic!("range already mapped")
+        };
+        wide.dec(false);
+        assert!(t.remove_if_unused(&wide));
+        churn(0x80000);
         assert!(refilled(s, 0x1000));
         // A stamp from another shard, or none: refill.
         assert!(refilled(seen(0x1000 + (1 << GRANULE_BITS)), 0x1000));
