@@ -276,7 +276,7 @@ struct RemovedRanges {
     end: [AtomicUsize; REMOVED],
     at: [AtomicU64; REMOVED],
     next: AtomicUsize,
-    /// Per bucket of pages ([`page_buckets`]): the newest version whose
+    /// Per bucket of pages ([`page_bucket`]): the newest version whose
     /// removal, touching such a page, left the ring.
     evicted: [AtomicU64; EVICTED_BUCKETS],
     /// The newest version whose removal left the ring and spanned more than
@@ -297,12 +297,19 @@ impl Default for RemovedRanges {
     }
 }
 
-/// The buckets of the pages of `[begin, end)` (`end > begin`), or `None`
+/// The pages `first..=last` of `[begin, end)` (`end > begin`), or `None`
 /// when the range spans more than [`EVICTED_SPAN`] pages.
-fn page_buckets(begin: usize, end: usize) -> Option<impl Iterator<Item = usize>> {
+#[inline]
+fn pages(begin: usize, end: usize) -> Option<(usize, usize)> {
     let (first, last) = (begin >> 12, (end - 1) >> 12);
-    // Neighbouring pages get different buckets; the shard's granules fold in.
-    (last - first < EVICTED_SPAN).then(|| (first..=last).map(|p| (p ^ (p >> 8)) % EVICTED_BUCKETS))
+    (last - first < EVICTED_SPAN).then_some((first, last))
+}
+
+/// The bucket of page `p`: neighbouring pages get different buckets; the
+/// shard's granules fold in.
+#[inline]
+fn page_bucket(p: usize) -> usize {
+    (p ^ (p >> 8)) % EVICTED_BUCKETS
 }
 
 impl RemovedRanges {
@@ -313,13 +320,15 @@ impl RemovedRanges {
         // The record leaving the ring goes into the buckets of its pages
         // (a zero-length range overlaps nothing).
         let (old_begin, old_end) = (self.begin[i].load(Ordering::Relaxed), self.end[i].load(Ordering::Relaxed));
-        let old_at = self.at[i].load(Ordering::Relaxed);
         if old_end > old_begin {
-            match page_buckets(old_begin, old_end) {
-                // FIFO over growing versions: the record leaving is the
-                // newest that left.
-                Some(buckets) => buckets.for_each(|b| self.evicted[b].store(old_at, Ordering::Relaxed)),
-                None => self.evicted_wide.store(old_at, Ordering::Relaxed),
+            // FIFO over growing versions: the record leaving is the newest
+            // that left.
+            let old_at = self.at[i].load(Ordering::Relaxed);
+            let (first, last) = (old_begin >> 12, (old_end - 1) >> 12);
+            if first == last {
+                self.evicted[page_bucket(first)].store(old_at, Ordering::Relaxed);
+            } else {
+                self.evict_pages(first, last, old_at);
             }
         }
         self.begin[i].store(begin, Ordering::Relaxed);
@@ -327,13 +336,24 @@ impl RemovedRanges {
         self.at[i].store(at, Ordering::Relaxed);
     }
 
+    /// [`RemovedRanges::record`] for a removal that left the ring and took
+    /// the pages `first..=last` (more than one).
+    #[cold]
+    fn evict_pages(&self, first: usize, last: usize, at: u64) {
+        if last - first < EVICTED_SPAN {
+            (first..last + 1).for_each(|p| self.evicted[page_bucket(p)].store(at, Ordering::Relaxed));
+        } else {
+            self.evicted_wide.store(at, Ordering::Relaxed);
+        }
+    }
+
     /// Whether a removal after version `since` may have taken part of
     /// `[begin, end)` (`end > begin`; true too when such a removal of the
     /// same pages, or a wide one, left the ring).
     fn since_overlaps(&self, since: u64, begin: usize, end: usize) -> bool {
         let evicted = self.evicted_wide.load(Ordering::Relaxed) > since
-            || match page_buckets(begin, end) {
-                Some(mut buckets) => buckets.any(|b| self.evicted[b].load(Ordering::Relaxed) > since),
+            || match pages(begin, end) {
+                Some((first, last)) => (first..last + 1).any(|p| self.evicted[page_bucket(p)].load(Ordering::Relaxed) > since),
                 None => self.evicted.iter().any(|v| v.load(Ordering::Relaxed) > since),
             };
         evicted
