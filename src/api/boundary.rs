@@ -114,6 +114,30 @@ pub fn guard<T>(name: &'static str, body: impl FnOnce() -> Result<T>) -> Result<
     }
 }
 
+/// Runs a fast path that answers whether it did the work: a panic (none is
+/// expected) is reported and answers `false`, so the general path runs. No
+/// `Result` travels through memory on the way out.
+#[inline(always)]
+pub fn fast_path(name: &'static str, body: impl FnOnce() -> bool) -> bool {
+    match catch_unwind(AssertUnwindSafe(body)) {
+        Ok(done) => done,
+        Err(panic) => fast_path_panicked(name, panic),
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn fast_path_panicked(name: &'static str, panic: Box<dyn std::any::Any + Send>) -> bool {
+    let msg = panic
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| panic.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "unknown panic".into());
+    // The report itself must not unwind out of the entry point.
+    let _ = catch_unwind(|| report(name, &OffloadError::Internal(format!("panic in {name}'s fast path: {msg}"))));
+    false
+}
+
 /// `void` entry points: errors are reported and otherwise ignored.
 pub fn void_entry(name: &'static str, body: impl FnOnce() -> Result<()>) {
     if let Err(e) = guard(name, body) {

@@ -292,23 +292,22 @@ unsafe fn update_fast(device_id: i64, raw: &RawArgs) -> bool {
     // The list item `i`: (begin, size, map type), checked on the first read.
     // SAFETY: the arrays are non-NULL, aligned and hold `raw.num` elements (checked above and the caller's contract); i < num.
     let item = |i: usize| unsafe { (*raw.begins.add(i) as usize, *raw.sizes.add(i), *raw.types.add(i) as u64) };
-    for i in 0..n {
-        let (begin, size, ty) = item(i);
-        // SAFETY: as above; a NULL mappers array means no mappers.
-        let mapper = if raw.mappers.is_null() { 0 } else { unsafe { *raw.mappers.add(i) as usize } };
-        if size <= 0 || begin == 0 || mapper != 0 || ty & !(MapType::TO | MapType::FROM) != 0 || ty == 0 {
-            return false;
-        }
-    }
     let rt = runtime::get();
     let id = if device_id == -1 { crate::abi::libomp::default_device() as i64 } else { device_id };
     let Some(dev) = rt.device_ready(id) else { return false };
     if dev.queued {
         return false;
     }
+    // Every item is checked and looked up (no reference taken, nothing
+    // changed) before anything is copied.
     let mut tgts = [0u64; UPDATE_FAST_ITEMS];
     for (i, tgt) in tgts[..n].iter_mut().enumerate() {
-        let (begin, size, _) = item(i);
+        let (begin, size, ty) = item(i);
+        // SAFETY: as above; a NULL mappers array means no mappers.
+        let mapper = if raw.mappers.is_null() { 0 } else { unsafe { *raw.mappers.add(i) as usize } };
+        if size <= 0 || begin == 0 || mapper != 0 || ty & !(MapType::TO | MapType::FROM) != 0 || ty == 0 {
+            return false;
+        }
         match data::plain_update_target(dev, begin, size as u64) {
             Some(t) => *tgt = t,
             None => return false,
@@ -317,8 +316,22 @@ unsafe fn update_fast(device_id: i64, raw: &RawArgs) -> bool {
     for (i, &tgt) in tgts[..n].iter().enumerate() {
         let (begin, size, ty) = item(i);
         let (size, ty) = (size as u64, MapType(ty));
-        // SAFETY: `begin` is a host list item of `size` bytes the program
-        // passed to the update (its own memory); `tgt` lies in its mapping.
+        if dev.direct_copies {
+            // SAFETY: `begin` is a host list item of `size` bytes the program
+            // passed to the update (its own memory); `tgt` lies in its
+            // mapping, which is host memory on this device.
+            unsafe {
+                let (host, tgt) = (begin as *mut u8, tgt as usize as *mut u8);
+                if ty.any(MapType::TO) {
+                    std::ptr::copy(host, tgt, size as usize);
+                }
+                if ty.any(MapType::FROM) {
+                    std::ptr::copy(tgt, host, size as usize);
+                }
+            }
+            continue;
+        }
+        // SAFETY: as above; the plugin copies.
         let copied = unsafe {
             (!ty.any(MapType::TO) || dev.plugin.submit(dev.plugin_device, tgt, begin, size).is_ok())
                 && (!ty.any(MapType::FROM) || dev.plugin.retrieve(dev.plugin_device, begin, tgt, size).is_ok())
@@ -523,14 +536,10 @@ pub unsafe extern "C" fn __tgt_target_data_update_mapper(
     arg_mappers: *mut *mut c_void,
 ) {
     let raw = RawArgs::new(arg_num, args_base, args, arg_sizes, arg_types, arg_names, arg_mappers);
-    // A panic in the fast path (none is possible) would be reported and the
-    // general path would run.
-    if super::boundary::guard("__tgt_target_data_update_mapper", || {
-        // SAFETY: forwarded contract.
-        Ok(unsafe { update_fast(device_id, &raw) })
-    })
-    .unwrap_or(false)
-    {
+    // A panic in the fast path (none is possible) is reported and the
+    // general path runs.
+    // SAFETY: forwarded contract.
+    if super::boundary::fast_path("__tgt_target_data_update_mapper", || unsafe { update_fast(device_id, &raw) }) {
         return;
     }
     // SAFETY: forwarded contract.
@@ -561,14 +570,10 @@ pub unsafe extern "C" fn __tgt_target_data_update_nowait_mapper(
     _noalias_dep_list: *mut c_void,
 ) {
     let raw = RawArgs::new(arg_num, args_base, args, arg_sizes, arg_types, arg_names, arg_mappers);
-    // A panic in the fast path (none is possible) would be reported and the
-    // general path would run.
-    if super::boundary::guard("__tgt_target_data_update_nowait_mapper", || {
-        // SAFETY: forwarded contract.
-        Ok(unsafe { update_fast(device_id, &raw) })
-    })
-    .unwrap_or(false)
-    {
+    // A panic in the fast path (none is possible) is reported and the
+    // general path runs.
+    // SAFETY: forwarded contract.
+    if super::boundary::fast_path("__tgt_target_data_update_nowait_mapper", || unsafe { update_fast(device_id, &raw) }) {
         return;
     }
     // SAFETY: forwarded contract.

@@ -135,6 +135,13 @@ pub trait Plugin: Send + Sync {
     ) -> bool {
         false
     }
+    /// Whether this plugin's device addresses are host addresses that a
+    /// synchronous copy may read and write directly (the host plugin): the
+    /// runtime's fast paths then copy with `memcpy` instead of calling
+    /// [`Plugin::submit`] / [`Plugin::retrieve`], which would do the same.
+    fn memory_is_host(&self) -> bool {
+        false
+    }
     // ---- Asynchronous work (abi-reference: AsyncInfoTy). Plugins without
     // queues keep the defaults: every operation completes before it returns,
     // and the runtime never asks them for a queue or an event.

@@ -1101,11 +1101,7 @@ pub fn data_update(dev: &Device, args: &[MapArg], _from_mapper: bool, q: &mut As
 /// a mapping it updates alive for the update.
 #[inline]
 pub fn plain_update_target(dev: &Device, begin: usize, size: u64) -> Option<u64> {
-    let (hit, _) = dev.table.lookup_with(begin, size, |l| match l {
-        Found::Contained(e) if !e.has_shadows() => Some(e.tgt_of(begin)),
-        _ => None,
-    });
-    hit
+    dev.table.find_in_shard(begin, size, |e| !e.has_shadows())
 }
 
 fn update_contiguous(dev: &Device, begin: usize, size: u64, t: MapType, name: usize, q: &mut AsyncInfo) -> Result<()> {

@@ -98,6 +98,9 @@ pub struct Device {
     pub plugin_device: usize,
     /// Whether the plugin queues work (`Plugin::has_queues`), read once.
     pub queued: bool,
+    /// Synchronous copies are plain `memcpy`s (`Plugin::memory_is_host`,
+    /// no queues), read once.
+    pub direct_copies: bool,
     pub table: MappingTable,
     /// Region id → kernel, for every loaded library.
     pub(super) kernels: RwLock<HashMap<usize, Kernel, AddrHash>>,
@@ -124,6 +127,7 @@ impl Device {
             plugin,
             plugin_device,
             queued: plugin.has_queues(),
+            direct_copies: plugin.memory_is_host() && !plugin.has_queues(),
             table: MappingTable::default(),
             kernels: RwLock::new(HashMap::default()),
             kernels_version: AtomicU64::new(0),

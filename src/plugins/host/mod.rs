@@ -344,6 +344,10 @@ impl Plugin for HostPlugin {
         crate::env::config().host_queues.is_some()
     }
 
+    fn memory_is_host(&self) -> bool {
+        true
+    }
+
     fn queue_acquire(&self, _device: usize) -> Result<QueueHandle> {
         Ok(self.queues.acquire(crate::env::config().host_queues.unwrap_or(0)))
     }
