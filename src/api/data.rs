@@ -343,6 +343,42 @@ unsafe fn update_fast(device_id: i64, raw: &RawArgs) -> bool {
     true
 }
 
+/// `target enter data` (`enter`) / `target exit data` for the common case,
+/// with the general path's result: one list item (`to` or `alloc` on entry,
+/// `from` or `release` at exit; no other bit, no mapper) that is mapped
+/// already, on a ready device whose plugin copies synchronously, with
+/// nothing else to do ([`crate::env::slow`] is zero). Entering takes a
+/// reference of a live entry, exiting drops one that is not the last: no
+/// copy, no allocation, no removal (`data::plain_count_step`). Returns
+/// false, having done nothing, for anything else.
+///
+/// # Safety
+/// Each non-NULL array of `raw` holds `raw.num` elements.
+#[inline(always)]
+unsafe fn enter_exit_fast(device_id: i64, raw: &RawArgs, enter: bool) -> bool {
+    if !crate::env::slow::none()
+        || raw.num != 1
+        || raw.begins.is_null()
+        || raw.sizes.is_null()
+        || raw.types.is_null()
+        || !(raw.begins as usize | raw.sizes as usize | raw.types as usize | raw.mappers as usize).is_multiple_of(8)
+    {
+        return false;
+    }
+    // SAFETY: the arrays are non-NULL, aligned and hold one element (checked above and the caller's contract).
+    let (begin, size, ty) = unsafe { (*raw.begins as usize, *raw.sizes, *raw.types as u64) };
+    // SAFETY: as above; a NULL mappers array means no mappers.
+    let mapper = if raw.mappers.is_null() { 0 } else { unsafe { *raw.mappers as usize } };
+    let motion = if enter { MapType::TO } else { MapType::FROM };
+    if size <= 0 || begin == 0 || mapper != 0 || ty & !motion != 0 {
+        return false;
+    }
+    let rt = runtime::get();
+    let id = if device_id == -1 { crate::abi::libomp::default_device() as i64 } else { device_id };
+    let Some(dev) = rt.device_ready(id) else { return false };
+    !dev.queued && data::plain_count_step(dev, begin, size as u64, enter)
+}
+
 /// Map-entering construct (`target data` begin, `target enter data`) with mappers (the form clang emits).
 ///
 /// # Safety
@@ -360,6 +396,12 @@ pub unsafe extern "C" fn __tgt_target_data_begin_mapper(
     arg_mappers: *mut *mut c_void,
 ) {
     let raw = RawArgs::new(arg_num, args_base, args, arg_sizes, arg_types, arg_names, arg_mappers);
+    // A panic in the fast path (none is possible) is reported and the
+    // general path runs.
+    // SAFETY: forwarded contract.
+    if super::boundary::fast_path("__tgt_target_data_begin_mapper", || unsafe { enter_exit_fast(device_id, &raw, true) }) {
+        return;
+    }
     // SAFETY: forwarded contract.
     unsafe { target_data("__tgt_target_data_begin_mapper", loc, device_id, raw, DataOp::Begin, false) }
 }
@@ -388,6 +430,12 @@ pub unsafe extern "C" fn __tgt_target_data_begin_nowait_mapper(
     _noalias_dep_list: *mut c_void,
 ) {
     let raw = RawArgs::new(arg_num, args_base, args, arg_sizes, arg_types, arg_names, arg_mappers);
+    // A panic in the fast path (none is possible) is reported and the
+    // general path runs.
+    // SAFETY: forwarded contract.
+    if super::boundary::fast_path("__tgt_target_data_begin_nowait_mapper", || unsafe { enter_exit_fast(device_id, &raw, true) }) {
+        return;
+    }
     // SAFETY: forwarded contract.
     unsafe { target_data("__tgt_target_data_begin_nowait_mapper", loc, device_id, raw, DataOp::Begin, true) }
 }
@@ -448,6 +496,12 @@ pub unsafe extern "C" fn __tgt_target_data_end_mapper(
     arg_mappers: *mut *mut c_void,
 ) {
     let raw = RawArgs::new(arg_num, args_base, args, arg_sizes, arg_types, arg_names, arg_mappers);
+    // A panic in the fast path (none is possible) is reported and the
+    // general path runs.
+    // SAFETY: forwarded contract.
+    if super::boundary::fast_path("__tgt_target_data_end_mapper", || unsafe { enter_exit_fast(device_id, &raw, false) }) {
+        return;
+    }
     // SAFETY: forwarded contract.
     unsafe { target_data("__tgt_target_data_end_mapper", loc, device_id, raw, DataOp::End, false) }
 }
@@ -476,6 +530,12 @@ pub unsafe extern "C" fn __tgt_target_data_end_nowait_mapper(
     _noalias_dep_list: *mut c_void,
 ) {
     let raw = RawArgs::new(arg_num, args_base, args, arg_sizes, arg_types, arg_names, arg_mappers);
+    // A panic in the fast path (none is possible) is reported and the
+    // general path runs.
+    // SAFETY: forwarded contract.
+    if super::boundary::fast_path("__tgt_target_data_end_nowait_mapper", || unsafe { enter_exit_fast(device_id, &raw, false) }) {
+        return;
+    }
     // SAFETY: forwarded contract.
     unsafe { target_data("__tgt_target_data_end_nowait_mapper", loc, device_id, raw, DataOp::End, true) }
 }

@@ -1101,7 +1101,19 @@ pub fn data_update(dev: &Device, args: &[MapArg], _from_mapper: bool, q: &mut As
 /// a mapping it updates alive for the update.
 #[inline]
 pub fn plain_update_target(dev: &Device, begin: usize, size: u64) -> Option<u64> {
-    dev.table.find_in_shard(begin, size, |e| !e.has_shadows())
+    dev.table.visit_in_shard(begin, size, |e| (!e.has_shadows()).then(|| e.tgt_of(begin)))
+}
+
+/// For `target enter data` (`enter`) / `target exit data` of one list item
+/// on a synchronous device with nothing to print or trace: when one entry
+/// without attached pointers holds `[begin, begin+size)` and its dynamic
+/// count is finite and at least 1 (enter) or 2 (exit), takes or drops that
+/// reference, which is all the general path would do (no copy: the entry
+/// is not new and does not reach zero), and returns true. Otherwise does
+/// nothing and returns false.
+#[inline]
+pub fn plain_count_step(dev: &Device, begin: usize, size: u64, enter: bool) -> bool {
+    dev.table.visit_in_shard(begin, size, |e| (!e.has_shadows() && e.step_live_count(enter)).then_some(())).is_some()
 }
 
 fn update_contiguous(dev: &Device, begin: usize, size: u64, t: MapType, name: usize, q: &mut AsyncInfo) -> Result<()> {

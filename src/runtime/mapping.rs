@@ -127,6 +127,17 @@ impl MapEntry {
             .map(|old| old - 1)
     }
 
+    /// Takes (`enter`) or drops one dynamic reference when that is all there
+    /// is to do: the count is finite and stays at least 1 (taking one on an
+    /// entry whose count is 0, or dropping the last, is the general path's
+    /// work). Returns whether the count changed.
+    #[inline]
+    pub fn step_live_count(&self, enter: bool) -> bool {
+        let min = if enter { 1 } else { 2 };
+        self.dyn_ref
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |c| (c != INF && c >= min).then(|| if enter { c + 1 } else { c - 1 }))
+            .is_ok()
+    }
     /// Releases one reference (`delete` first resets the count to 1) and says
     /// whether this call brought the total to zero, atomically with respect
     /// to other releases of the same count: exactly one releaser sees `true`.
@@ -803,12 +814,13 @@ impl MappingTable {
         }
     }
 
-    /// The device address of `hp` when `[hp, hp+size)` (non-empty, inside
-    /// one shard's granule) lies inside one entry for which `keep` holds;
-    /// `None` otherwise, also for a range over several shards (the fast
-    /// `target update` then takes its general path). No reference is taken.
-    #[inline(always)] // The fast update's only look-up: out of line it costs a frame (+20).
-    pub fn find_in_shard(&self, hp: usize, size: u64, keep: impl FnOnce(&MapEntry) -> bool) -> Option<u64> {
+    /// Runs `f` on the entry holding `[hp, hp+size)` (non-empty, inside one
+    /// shard's granule) while the shard's read lock is held; `None` when no
+    /// entry holds the whole range, also for a range over several shards
+    /// (the fast paths then take their general path). No reference is taken
+    /// unless `f` takes one.
+    #[inline(always)] // The fast paths' only look-up: out of line it costs a frame (+20).
+    pub fn visit_in_shard<R>(&self, hp: usize, size: u64, f: impl FnOnce(&MapEntry) -> Option<R>) -> Option<R> {
         let i = single_shard(hp, hp.saturating_add(size as usize)).filter(|_| size > 0)?;
         let shard = &self.shards[i];
         let map = shard.map.read();
@@ -822,7 +834,7 @@ impl MappingTable {
                 _ => return None,
             },
         };
-        keep(e).then(|| e.tgt_of(hp))
+        f(e)
     }
 
     /// [`MappingTable::lookup_then`], also returning a version stamp for
@@ -1048,6 +1060,26 @@ mod tests {
         g.reset(false);
         assert_eq!(g.total(), INF);
         assert!(!g.dec_should_remove(false, true));
+    }
+
+    #[test]
+    fn live_count_steps_never_reach_zero_or_revive() {
+        let e = MapEntry::new(0, 0, 8, 0, 0, 0, false);
+        // Count 0 (being removed): no reference is taken here.
+        e.dec(false);
+        assert_eq!(e.dyn_count(), 0);
+        assert!(!e.step_live_count(true));
+        e.inc(false);
+        assert!(e.step_live_count(true));
+        assert_eq!(e.dyn_count(), 2);
+        assert!(e.step_live_count(false));
+        assert_eq!(e.dyn_count(), 1);
+        // The last reference is the general path's to drop.
+        assert!(!e.step_live_count(false));
+        assert_eq!(e.dyn_count(), 1);
+        let g = MapEntry::new_permanent(0, 8, 0, 0);
+        assert!(!g.step_live_count(true) && !g.step_live_count(false));
+        assert_eq!(g.total(), INF);
     }
 
     #[test]
