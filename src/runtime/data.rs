@@ -759,6 +759,38 @@ fn pointee_without_pointer(dev: &Device, a: &Attach) -> bool {
     !dev.table.contains(a.ptr_addr, a.ptr_size) && dev.table.contains(a.pointee_begin, 0)
 }
 
+/// The pointer expression an attachment named `name` goes through: `name`
+/// without its last subscript (`a[1].p` for `a[1].p[0:3]`) or, when it ends
+/// in a member, without that member access (`s.in` for `s.in.p`, `dvptr` for
+/// `dvptr->dataptr`).
+fn pointer_expr(name: &str) -> &str {
+    let n = name.trim_end();
+    if n.ends_with(']') {
+        // The '[' that opens the last subscript (subscripts may nest).
+        let mut depth = 0usize;
+        for (i, c) in n.char_indices().rev() {
+            match c {
+                ']' => depth += 1,
+                '[' => {
+                    depth = depth.saturating_sub(1);
+                    if depth == 0 {
+                        return &n[..i];
+                    }
+                }
+                _ => {}
+            }
+        }
+        return n;
+    }
+    let dot = n.rfind('.');
+    let arrow = n.rfind("->");
+    match (dot, arrow) {
+        (Some(d), Some(a)) => &n[..d.max(a)],
+        (Some(i), None) | (None, Some(i)) => &n[..i],
+        (None, None) => n,
+    }
+}
+
 fn unreachable_pointee(dev: &Device, st: &BeginState, a: &Attach) -> Result<()> {
     if st.param_names.is_empty() || a.name == 0 || super::get().unified_shared_memory() {
         return Ok(());
@@ -779,7 +811,13 @@ fn unreachable_pointee(dev: &Device, st: &BeginState, a: &Attach) -> Result<()> 
     };
     let name = borrowed_name(a.name);
     let attach_root = root(&name);
-    let member = name.len() > attach_root.len() && !name[attach_root.len()..].starts_with('[');
+    // The pointer attached through is the attachment's expression without its
+    // last subscript or member access (`s.in.p` for `s.in.p[0:5]`, `dvptr`
+    // for `dvptr->dataptr`): only a pointer that is itself a member (reached
+    // through `.` or `->`) lives in a variable's storage the region reads.
+    let pointer = pointer_expr(&name);
+    let rest = pointer.get(attach_root.len()..).unwrap_or("");
+    let member = rest.contains('.') || rest.contains("->");
     if !member || attach_root.is_empty() || !st.param_names.iter().any(|&p| root(&borrowed_name(p)) == attach_root) {
         return Ok(());
     }
@@ -1243,4 +1281,22 @@ fn update_non_contiguous(dev: &Device, a: &MapArg, q: &mut AsyncInfo) -> Result<
         Ok(())
     }
     visit(dev, a, &desc, &units, d, 0, 0, chunk, q)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::pointer_expr;
+
+    #[test]
+    fn pointer_expr_strips_the_last_subscript_or_member() {
+        assert_eq!(pointer_expr("s.in.p[0:5]"), "s.in.p");
+        assert_eq!(pointer_expr("s.in.p"), "s.in");
+        assert_eq!(pointer_expr("dvptr->dataptr"), "dvptr");
+        assert_eq!(pointer_expr("dvptr->dataptr[0:100]"), "dvptr->dataptr");
+        assert_eq!(pointer_expr("a[1].p[0:3]"), "a[1].p");
+        assert_eq!(pointer_expr("a[b[1]:2]"), "a");
+        assert_eq!(pointer_expr("p->q.r"), "p->q");
+        assert_eq!(pointer_expr("v"), "v");
+        assert_eq!(pointer_expr("x]"), "x]");
+    }
 }
