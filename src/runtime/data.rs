@@ -256,7 +256,7 @@ fn get_target_pointer(rt: &Runtime, dev: &Device, g: &GetTarget, q: &mut AsyncIn
         let end = g.begin.saturating_add(g.size as usize);
         let attached_inside = e.shadows.lock().iter().any(|s| s.host_ptr_addr >= g.begin && s.host_ptr_addr < end);
         if !attached_inside {
-            submit(q, tp.tgt, g.begin, g.size, g.name)?;
+            submit(q, tp.tgt, g.begin, g.size, g.name, e.name)?;
             set_event(e, q)?;
         }
     }
@@ -288,7 +288,7 @@ fn create_entry(dev: &Device, g: &GetTarget, seen: Seen, q: &mut AsyncInfo) -> R
         )
     });
     if g.to
-        && let Err(err) = submit(q, tgt, g.begin, g.size, g.name)
+        && let Err(err) = submit(q, tgt, g.begin, g.size, g.name, g.name)
     {
         q.free_after(alloc);
         return Err(err);
@@ -315,7 +315,7 @@ fn create_entry(dev: &Device, g: &GetTarget, seen: Seen, q: &mut AsyncInfo) -> R
             if !g.to {
                 return true;
             }
-            let again = submit(q, tgt, g.begin, g.size, g.name).and_then(|()| {
+            let again = submit(q, tgt, g.begin, g.size, g.name, g.name).and_then(|()| {
                 let old = event.replace(q.record_event()?.unwrap_or(0));
                 if old != 0 {
                     dev.plugin.event_release(dev.plugin_device, old);
@@ -410,9 +410,17 @@ fn chain_event(e: &MapEntry, q: &mut AsyncInfo, work: impl FnOnce(&mut AsyncInfo
 }
 
 #[inline(always)] // A flag test and the plugin call: not worth a call of its own.
-fn submit(q: &mut AsyncInfo, tgt: u64, host: usize, size: u64, name: usize) -> Result<()> {
+/// `name` is the list item's (the profile's variable); `entry_name` the
+/// mapping's, which 22.1's INFO line names (`unknown` for an unnamed one,
+/// e.g. a struct's combined entry).
+fn submit(q: &mut AsyncInfo, tgt: u64, host: usize, size: u64, name: usize, entry_name: usize) -> Result<()> {
     diag::info(info::DATA_TRANSFER, q.dev.id, || {
-        format!("Copying data from host to device, HstPtr={}, TgtPtr={}, Size={size}, Name={}", ptr(host as u64), ptr(tgt), name_of(name))
+        format!(
+            "Copying data from host to device, HstPtr={}, TgtPtr={}, Size={size}, Name={}",
+            ptr(host as u64),
+            ptr(tgt),
+            name_of(entry_name)
+        )
     });
     if crate::profile::on() {
         crate::profile::set_var(name);
@@ -422,9 +430,15 @@ fn submit(q: &mut AsyncInfo, tgt: u64, host: usize, size: u64, name: usize) -> R
 }
 
 #[inline(always)] // A flag test and the plugin call: not worth a call of its own.
-fn retrieve(q: &mut AsyncInfo, host: usize, tgt: u64, size: u64, name: usize) -> Result<()> {
+/// Names as in [`submit`].
+fn retrieve(q: &mut AsyncInfo, host: usize, tgt: u64, size: u64, name: usize, entry_name: usize) -> Result<()> {
     diag::info(info::DATA_TRANSFER, q.dev.id, || {
-        format!("Copying data from device to host, TgtPtr={}, HstPtr={}, Size={size}, Name={}", ptr(tgt), ptr(host as u64), name_of(name))
+        format!(
+            "Copying data from device to host, TgtPtr={}, HstPtr={}, Size={size}, Name={}",
+            ptr(tgt),
+            ptr(host as u64),
+            name_of(entry_name)
+        )
     });
     if crate::profile::on() {
         crate::profile::set_var(name);
@@ -674,21 +688,21 @@ fn end_fast(dev: &Device, a: &MapArg, post: &mut EndQueue, q: &mut AsyncInfo) ->
         // one with attached pointers to restore: only those are queued (an
         // exit from still-referenced data then takes no reference at all).
         let queue = is_last || e.total() == 0 || (from && e.has_shadows());
-        Some((queue.then(|| e.clone()), ticket, e.tgt_of(a.begin)))
+        Some((queue.then(|| e.clone()), ticket, e.tgt_of(a.begin), e.name))
     };
     let (hit, _) = dev.table.lookup_with(a.begin, size, |l| match l {
         Found::Contained(e) => release(e),
         Found::Extends(e) if t.any(MapType::IMPLICIT) => release(e),
         _ => None,
     });
-    let Some((entry, ticket, tgt)) = hit else { return Ok(false) };
+    let Some((entry, ticket, tgt, entry_name)) = hit else { return Ok(false) };
     match (ticket, &entry) {
-        (Some(ticket), Some(e)) => copy_back_in_turn(e, ticket, || retrieve(q, a.begin, tgt, size, a.name))?,
-        _ if from && t.any(MapType::ALWAYS) => retrieve(q, a.begin, tgt, size, a.name)?,
+        (Some(ticket), Some(e)) => copy_back_in_turn(e, ticket, || retrieve(q, a.begin, tgt, size, a.name, entry_name))?,
+        _ if from && t.any(MapType::ALWAYS) => retrieve(q, a.begin, tgt, size, a.name, entry_name)?,
         _ => {}
     }
     if let Some(entry) = entry {
-        post.push(EndItem::new(entry, from, true, false));
+        post.push(EndItem::new(entry, size, from, true, false));
     }
     Ok(true)
 }
@@ -956,6 +970,9 @@ fn get_tgt_ptr_begin_ticket(
 #[derive(Debug)]
 pub struct EndItem {
     entry: Arc<MapEntry>,
+    /// The releasing list item's size: 22.1's "Removing map entry" line
+    /// reports it (not the mapping's).
+    size: u64,
     from: bool,
     may_delete: bool,
     /// A copy-back ticket of the entry that completes in [`finish_end`],
@@ -965,8 +982,8 @@ pub struct EndItem {
 }
 
 impl EndItem {
-    fn new(entry: Arc<MapEntry>, from: bool, may_delete: bool, ticket: bool) -> Self {
-        EndItem { entry, from, may_delete, ticket: ticket.into() }
+    fn new(entry: Arc<MapEntry>, size: u64, from: bool, may_delete: bool, ticket: bool) -> Self {
+        EndItem { entry, size, from, may_delete, ticket: ticket.into() }
     }
     /// Completes the item's copy-back ticket, if it holds one still.
     fn complete_ticket(&self) {
@@ -1051,7 +1068,7 @@ pub fn data_end(dev: &Device, args: &[MapArg], from_mapper: bool, post: &mut End
             // Our copy back waits for the kernels of constructs that released
             // the entry before; a construct that maps the range again
             // meanwhile waits for our copy back.
-            let chained = if copy { chain_event(&entry, q, |q| retrieve(q, a.begin, r.tgt, size, a.name)) } else { Ok(()) };
+            let chained = if copy { chain_event(&entry, q, |q| retrieve(q, a.begin, r.tgt, size, a.name, entry.name)) } else { Ok(()) };
             if let Err(err) = chained {
                 if ticket {
                     entry.complete_copy_ticket();
@@ -1060,12 +1077,14 @@ pub fn data_end(dev: &Device, args: &[MapArg], from_mapper: bool, post: &mut End
             }
         } else {
             match r.ticket {
-                Some(tk) => copy_back_in_turn(&entry, tk, || if copy { retrieve(q, a.begin, r.tgt, size, a.name) } else { Ok(()) })?,
-                None if copy => retrieve(q, a.begin, r.tgt, size, a.name)?,
+                Some(tk) => {
+                    copy_back_in_turn(&entry, tk, || if copy { retrieve(q, a.begin, r.tgt, size, a.name, entry.name) } else { Ok(()) })?
+                }
+                None if copy => retrieve(q, a.begin, r.tgt, size, a.name, entry.name)?,
                 None => {}
             }
         }
-        post.push(EndItem::new(entry, t.any(MapType::FROM), !member || ptr_and_obj, ticket));
+        post.push(EndItem::new(entry, size, t.any(MapType::FROM), !member || ptr_and_obj, ticket));
     }
     Ok(())
 }
@@ -1095,7 +1114,7 @@ pub fn finish_end_items(dev: &Device, post: &[EndItem]) -> Result<()> {
                     "Removing map entry with HstPtrBegin={}, TgtPtrBegin={}, Size={}, Name={}",
                     ptr(e.host_begin as u64),
                     ptr(e.tgt_begin),
-                    e.size(),
+                    item.size,
                     name_of(e.name)
                 )
             });
@@ -1161,15 +1180,15 @@ fn update_contiguous(dev: &Device, begin: usize, size: u64, t: MapType, name: us
     // it updates alive for the update, as it must for the general path).
     if !q.queued() && quiet() {
         let (hit, _) = dev.table.lookup_with(begin, size, |l| match l {
-            Found::Contained(e) => Some((e.tgt_of(begin), e.has_shadows())),
+            Found::Contained(e) => Some((e.tgt_of(begin), e.has_shadows(), e.name)),
             _ => None,
         });
-        if let Some((tgt, false)) = hit {
+        if let Some((tgt, false, entry_name)) = hit {
             if t.any(MapType::TO) {
-                submit(q, tgt, begin, size, name)?;
+                submit(q, tgt, begin, size, name, entry_name)?;
             }
             if t.any(MapType::FROM) {
-                retrieve(q, begin, tgt, size, name)?;
+                retrieve(q, begin, tgt, size, name, entry_name)?;
             }
             return Ok(());
         }
@@ -1186,7 +1205,7 @@ fn update_contiguous(dev: &Device, begin: usize, size: u64, t: MapType, name: us
         return Ok(());
     };
     if t.any(MapType::TO) {
-        submit(q, r.tgt, begin, size, name)?;
+        submit(q, r.tgt, begin, size, name, entry.name)?;
         set_event(&entry, q)?;
         let shadows: Vec<Shadow> = entry.shadows.lock().clone();
         for s in shadows.iter().filter(|s| s.host_ptr_addr >= begin && s.host_ptr_addr < begin + size as usize) {
@@ -1194,7 +1213,7 @@ fn update_contiguous(dev: &Device, begin: usize, size: u64, t: MapType, name: us
         }
     }
     if t.any(MapType::FROM) {
-        retrieve(q, begin, r.tgt, size, name)?;
+        retrieve(q, begin, r.tgt, size, name, entry.name)?;
         set_event(&entry, q)?;
         let restores: smallvec::SmallVec<[(usize, u64); 4]> = entry
             .shadows

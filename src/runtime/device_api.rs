@@ -110,10 +110,20 @@ impl Runtime {
                 unsafe { std::ptr::copy(src as *const u8, dst as *mut u8, len as usize) };
                 Ok(())
             }
-            // SAFETY: `src` is a host buffer of `len` bytes by the API contract.
-            (Target::Device(d), Target::Host) => unsafe { d.submit(dst as u64, src, len) },
-            // SAFETY: `dst` is a host buffer of `len` bytes by the API contract.
-            (Target::Host, Target::Device(s)) => unsafe { s.retrieve(dst, src as u64, len) },
+            (Target::Device(d), Target::Host) => {
+                if !crate::env::slow::none() {
+                    report_api_copy(d, true, src, dst as u64, len);
+                }
+                // SAFETY: `src` is a host buffer of `len` bytes by the API contract.
+                unsafe { d.submit(dst as u64, src, len) }
+            }
+            (Target::Host, Target::Device(s)) => {
+                if !crate::env::slow::none() {
+                    report_api_copy(s, false, dst, src as u64, len);
+                }
+                // SAFETY: `dst` is a host buffer of `len` bytes by the API contract.
+                unsafe { s.retrieve(dst, src as u64, len) }
+            }
             (Target::Device(d), Target::Device(s)) => {
                 if std::ptr::addr_eq(d.plugin, s.plugin) {
                     let tool = crate::ompt::on();
@@ -293,6 +303,11 @@ impl Runtime {
             return 0;
         }
         let d = self.device_or_fatal(device_num);
+        if !super::data::quiet() {
+            // 22.1's look-up prints its "Mapping exists" INFO line here too.
+            let r = super::data::get_tgt_ptr_begin(d, ptr, 1, false, false, true, false);
+            return if r.entry.is_some() { r.tgt as usize } else { 0 };
+        }
         match d.table.lookup(ptr, 1) {
             Lookup::Contained(e) => e.tgt_of(ptr) as usize,
             _ => 0,
@@ -330,4 +345,29 @@ impl Runtime {
             }
         }
     }
+}
+
+/// 22.1's INFO line for a copy between the host and a device made by the
+/// memory API (`omp_target_memcpy`): its data path has no mapping at hand,
+/// so the line names the mapping its look-up of the host range lands on
+/// ([`super::launch::copy_name`]).
+#[cold]
+#[inline(never)]
+fn report_api_copy(dev: &Device, to_device: bool, host: usize, tgt: u64, len: u64) {
+    diag::info(crate::env::config::info::DATA_TRANSFER, dev.id, || {
+        let name = super::launch::copy_name(dev, host);
+        if to_device {
+            format!(
+                "Copying data from host to device, HstPtr={}, TgtPtr={}, Size={len}, Name={name}",
+                diag::ptr(host as u64),
+                diag::ptr(tgt)
+            )
+        } else {
+            format!(
+                "Copying data from device to host, TgtPtr={}, HstPtr={}, Size={len}, Name={name}",
+                diag::ptr(tgt),
+                diag::ptr(host as u64)
+            )
+        }
+    });
 }

@@ -136,7 +136,7 @@ impl PrivateCopyInfo {
 /// that contains the range's start, else the right neighbour if any, else
 /// the left one; the report names that entry (`unknown` without one or
 /// without a name). So a firstprivate copy is named after a nearby mapping.
-fn copy_name(dev: &Device, host: usize) -> String {
+pub(super) fn copy_name(dev: &Device, host: usize) -> String {
     let all = dev.table.snapshot();
     let right = all.partition_point(|e| e.host_begin <= host);
     let left = right.checked_sub(1).map(|i| &all[i]);
