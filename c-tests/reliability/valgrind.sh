@@ -65,6 +65,19 @@ for p in "${progs[@]}"; do
         echo "FAIL  valgrind $p ($mode): hangs without valgrind too"; fail=$((fail + 1)); continue
       fi
     fi
+    # libomp's own assertion (its task-team bookkeeping: "kmp_tasking.cpp:
+    # task_team != NULL" in __kmpc_omp_task_with_deps, no frame of ours on
+    # the stack; the family of llvm-project#81488, open) aborted
+    # nowait_depend_pipeline once in CI under valgrind's one-thread-at-a-time
+    # scheduling (0 of 8 runs here, with 22.1's runtime or ours): one rerun.
+    # A second abort fails as any other.
+    if [ $rc = 134 ] && grep -q "OMP: Error #13: Assertion failure at kmp_" "$OUT/$p.$mode.err"; then
+      assertion=$(grep -o "Assertion failure at kmp_[a-z_]*\.cpp([0-9]*)" "$OUT/$p.$mode.err" | head -n1)
+      cp "$log" "$log.first"
+      run_vg
+      rc=$?
+      note="$note; libomp's ${assertion:-assertion} in the first run (log: ${log#"$ROOT"/}.first), rerun"
+    fi
     what=
     if [ $rc = 124 ] || [ $rc = 137 ]; then what="no exit after ${LIMIT} s under valgrind (exit $rc)"
     elif [ $rc != 0 ]; then what="exit $rc"
@@ -79,7 +92,7 @@ for p in "${progs[@]}"; do
       echo "PASS  valgrind $p ($mode; $(grep -o 'definitely lost: [0-9,]* bytes' "$log" | head -n1 || echo 'no leaks')$note)"
       pass=$((pass + 1))
     else
-      echo "FAIL  valgrind $p ($mode): $what"; fail=$((fail + 1))
+      echo "FAIL  valgrind $p ($mode): $what$note"; fail=$((fail + 1))
       grep -E "^==[0-9]+== (Invalid|Conditional|Use of|Mismatched|  +(at|by) )" "$log" | head -n 30 | sed 's/^/      | /'
       echo "      (full log: $log)"
     fi
