@@ -103,15 +103,17 @@ fn report(name: &str, e: &OffloadError) {
 pub fn guard<T>(name: &'static str, body: impl FnOnce() -> Result<T>) -> Result<T> {
     match catch_unwind(AssertUnwindSafe(body)) {
         Ok(r) => r,
-        Err(panic) => {
-            let msg = panic
-                .downcast_ref::<&str>()
-                .map(|s| s.to_string())
-                .or_else(|| panic.downcast_ref::<String>().cloned())
-                .unwrap_or_else(|| "unknown panic".into());
-            Err(OffloadError::Internal(format!("panic in {name}: {msg}")))
-        }
+        Err(panic) => Err(OffloadError::Internal(format!("panic in {name}: {}", panic_message(&*panic)))),
     }
+}
+
+/// The text a panic carried (`&str` or `String` payloads).
+fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {
+    panic
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| panic.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "unknown panic".into())
 }
 
 /// Runs a fast path that answers whether it did the work: a panic (none is
@@ -128,11 +130,7 @@ pub fn fast_path(name: &'static str, body: impl FnOnce() -> bool) -> bool {
 #[cold]
 #[inline(never)]
 fn fast_path_panicked(name: &'static str, panic: Box<dyn std::any::Any + Send>) -> bool {
-    let msg = panic
-        .downcast_ref::<&str>()
-        .map(|s| s.to_string())
-        .or_else(|| panic.downcast_ref::<String>().cloned())
-        .unwrap_or_else(|| "unknown panic".into());
+    let msg = panic_message(&*panic);
     // The report itself must not unwind out of the entry point.
     let _ = catch_unwind(|| report(name, &OffloadError::Internal(format!("panic in {name}'s fast path: {msg}"))));
     false

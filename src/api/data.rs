@@ -317,9 +317,9 @@ unsafe fn update_fast(device_id: i64, raw: &RawArgs) -> bool {
         let (begin, size, ty) = item(i);
         let (size, ty) = (size as u64, MapType(ty));
         if dev.direct_copies {
-            // SAFETY: `begin` is a host list item of `size` bytes the program
-            // passed to the update (its own memory); `tgt` lies in its
-            // mapping, which is host memory on this device.
+            // `begin` is a host list item of `size` bytes the program passed
+            // to the update (its own memory); `tgt` lies in its mapping.
+            // SAFETY: both ranges are `size` bytes of live host memory (this device's memory is host memory).
             unsafe {
                 let (host, tgt) = (begin as *mut u8, tgt as usize as *mut u8);
                 if ty.any(MapType::TO) {
