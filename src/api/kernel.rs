@@ -199,7 +199,7 @@ pub unsafe extern "C" fn __tgt_target_kernel(
 ) -> i32 {
     int_entry("__tgt_target_kernel", || {
         // SAFETY: forwarded contract.
-        if let Some(rc) = unsafe { launch_fast(device_id, num_teams, host_ptr, args) } {
+        if let Some(rc) = unsafe { launch_fast(loc, device_id, num_teams, host_ptr, args) } {
             return Ok(rc);
         }
         // SAFETY: forwarded contract.
@@ -211,24 +211,37 @@ pub unsafe extern "C" fn __tgt_target_kernel(
 const FAST_PARAMS: usize = crate::plugins::PLAIN_LAUNCH_SLOTS;
 
 /// `__tgt_target_kernel` for the common case, with the general path's
-/// result: a region whose arguments are all passed by value (no list item
-/// to map: none at all, or `firstprivate`/`is_device_ptr` scalars, which
-/// clang passes as `LITERAL | TARGET_PARAM`), a kernel-arguments struct of
-/// version 3, a device whose plugin runs kernels synchronously (the host
-/// plugin), and nothing else to do ([`crate::env::slow`]: no INFO, debug,
-/// tool, profile or recording, and the policy settled). Everything it does
-/// is what the general path does for such a region: the `upgradeKernelArgs`
-/// write-backs, the implicit `dyn_ptr` (~0), the literals as parameters,
-/// the launch, and the parameter count written into `NumArgs`. `None`
-/// whenever anything differs (the initial device, a device that has to
-/// load an image first, a kernel missing from its image, an error): then
-/// the general path runs the construct from the start, having seen nothing
-/// done.
+/// result: a kernel-arguments struct of version 3 whose arguments are
+/// passed by value (`firstprivate`/`is_device_ptr` scalars, which clang
+/// passes as `LITERAL | TARGET_PARAM`) or are plain `to`/`from`/`tofrom`/
+/// `alloc` parameters already mapped (no `always`, `present`, `close`,
+/// `delete`, hold, mapper, member or pointer entry; the entry found holds
+/// the whole item and has no attached pointers), at most 15 of them, a
+/// device whose plugin runs kernels synchronously (the host plugin), and
+/// nothing else to do ([`crate::env::slow`]: no INFO, debug, tool, profile
+/// or recording, and the policy settled). Everything it does is what the
+/// general path does for such a region: the `upgradeKernelArgs`
+/// write-backs, one reference taken on each mapped item's entry (nothing
+/// copied: the entry is not new), the implicit `dyn_ptr` (~0), the
+/// parameters (literals, device addresses of the mapped items' bases), the
+/// launch, the references given back in reverse order (an item whose count
+/// would reach zero meanwhile, because another thread unmapped it, gets the
+/// general end step: copy back, removal), and the parameter count written
+/// into `NumArgs`. `None` whenever anything differs (an item not mapped,
+/// the initial device, a device that has to load an image first, a kernel
+/// missing from its image): then the references taken are given back and
+/// the general path runs the construct from the start.
 ///
 /// # Safety
 /// As [`__tgt_target_kernel`].
 #[inline(always)]
-unsafe fn launch_fast(device_id: i64, num_teams: i32, host_ptr: *mut c_void, args: *mut __tgt_kernel_arguments) -> Option<i32> {
+unsafe fn launch_fast(
+    loc: *mut ident_t,
+    device_id: i64,
+    num_teams: i32,
+    host_ptr: *mut c_void,
+    args: *mut __tgt_kernel_arguments,
+) -> Option<i32> {
     if !crate::env::slow::none() || args.is_null() || !(args as usize).is_multiple_of(8) {
         return None;
     }
@@ -242,7 +255,10 @@ unsafe fn launch_fast(device_id: i64, num_teams: i32, host_ptr: *mut c_void, arg
     if n >= FAST_PARAMS || ka.Flags & !abi::KERNEL_FLAG_NOWAIT != 0 {
         return None;
     }
-    let (bases, sizes, types, mappers) = (ka.ArgBasePtrs, ka.ArgSizes, ka.ArgTypes, ka.ArgMappers);
+    let (bases, begins, sizes, types, mappers) = (ka.ArgBasePtrs, ka.ArgPtrs, ka.ArgSizes, ka.ArgTypes, ka.ArgMappers);
+    let mut params = [u64::MAX; FAST_PARAMS];
+    // Bit i: argument i is a mapped item (its parameter is filled in below).
+    let mut mapped = 0u32;
     if n > 0 {
         if bases.is_null()
             || sizes.is_null()
@@ -252,28 +268,56 @@ unsafe fn launch_fast(device_id: i64, num_teams: i32, host_ptr: *mut c_void, arg
             return None;
         }
         const BY_VALUE: u64 = MapType::LITERAL | MapType::TARGET_PARAM;
+        const MOTION: u64 = MapType::TO | MapType::FROM;
         for i in 0..n {
             // SAFETY: the non-NULL, aligned arrays hold NumArgs elements (caller's contract); i < NumArgs.
-            let (ty, size) = unsafe { (*types.add(i) as u64, *sizes.add(i)) };
+            let (ty, size) = unsafe { (*types.add(i) as u64 & !MapType::IMPLICIT, *sizes.add(i)) };
             // SAFETY: as above; a NULL mappers array means no mappers.
             let mapper = if mappers.is_null() { 0 } else { unsafe { *mappers.add(i) as usize } };
-            if ty & !MapType::IMPLICIT != BY_VALUE || size < 0 || mapper != 0 {
+            if mapper != 0 {
+                return None;
+            }
+            if ty == BY_VALUE && size >= 0 {
+                // SAFETY: as above.
+                params[i + 1] = unsafe { *bases.add(i) } as u64;
+            } else if ty & !MOTION == MapType::TARGET_PARAM && size > 0 {
+                mapped |= 1 << i;
+            } else {
                 return None;
             }
         }
-    }
-    let mut params = [u64::MAX; FAST_PARAMS];
-    for (i, p) in params[1..=n].iter_mut().enumerate() {
-        // SAFETY: checked above: a non-NULL, aligned array of NumArgs elements; i < NumArgs.
-        *p = unsafe { *bases.add(i) } as u64;
+        if mapped != 0 && (begins.is_null() || !(begins as usize).is_multiple_of(8)) {
+            return None;
+        }
     }
     let rt = runtime::get();
     let id = if device_id == -1 { crate::abi::libomp::default_device() as i64 } else { device_id };
     let dev = rt.device_ready(id)?;
-    if dev.queued {
+    if !dev.plain_launch {
         return None;
     }
-    let kernel = dev.kernel(host_ptr as usize).filter(|k| k.handle != crate::runtime::device::MISSING_KERNEL)?;
+    let kernel = dev.launch_handle(host_ptr as usize)?;
+    if mapped != 0 {
+        // SAFETY: forwarded contract; `mapped` names items of the checked arrays, `begins` among them.
+        return unsafe { launch_fast_mapped(loc, dev, kernel, ka, num_teams, &mut params, mapped) };
+    }
+    launch_plain(dev, kernel, ka, num_teams, &params).then_some(abi::OFFLOAD_SUCCESS)
+}
+
+/// The launch itself for the fast paths: the `upgradeKernelArgs`
+/// write-backs, the kernel run to completion with `dyn_ptr` and the
+/// `NumArgs` parameters of `params`, and the parameter count written into
+/// `NumArgs`. False, having launched nothing, when the plugin cannot launch
+/// this way.
+#[inline(always)]
+fn launch_plain(
+    dev: &crate::runtime::device::Device,
+    kernel: crate::plugins::KernelHandle,
+    ka: &mut __tgt_kernel_arguments,
+    num_teams: i32,
+    params: &[u64; FAST_PARAMS],
+) -> bool {
+    let n = ka.NumArgs as usize;
     upgrade_dims(ka, num_teams);
     let dims = crate::plugins::LaunchDims {
         teams: ka.NumTeams,
@@ -281,10 +325,119 @@ unsafe fn launch_fast(device_id: i64, num_teams: i32, host_ptr: *mut c_void, arg
         dyn_shared_bytes: ka.DynCGroupMem,
         tripcount: ka.Tripcount,
     };
-    if !dev.plugin.launch_plain(dev.plugin_device, kernel.handle, &params, n + 1, &dims) {
-        return None;
+    if !dev.plugin.launch_plain(dev.plugin_device, kernel, params, n + 1, &dims) {
+        return false;
     }
     ka.NumArgs = n as u32 + 1;
+    true
+}
+
+/// [`launch_fast`] for a region with mapped items (bit i of `mapped`: item
+/// i), out of line so that the regions without any keep a small frame.
+/// Each item in order: an entry already mapped gets one more reference
+/// (under its shard's read lock, kept across items of the same shard) and
+/// is kept for the end step; any other item gets the general begin step on
+/// its own (a new mapping: allocation, copy in). Its parameter is the
+/// device address of its base. Then the launch, and the end steps in
+/// reverse order: a reference given back, or the general end step for an
+/// item that got the general begin step or whose count reaches zero
+/// meanwhile (copy back, removal). A failing general step is reported and
+/// ends the construct as the general path's failure does.
+///
+/// # Safety
+/// As [`__tgt_target_kernel`]; `ka`'s arrays were checked by
+/// [`launch_fast`] (non-NULL, aligned, `ArgPtrs` among them) and hold
+/// `NumArgs` elements; `mapped` has bits below `NumArgs` only.
+#[inline(never)]
+unsafe fn launch_fast_mapped(
+    loc: *mut ident_t,
+    dev: &'static crate::runtime::device::Device,
+    kernel: crate::plugins::KernelHandle,
+    ka: &mut __tgt_kernel_arguments,
+    num_teams: i32,
+    params: &mut [u64; FAST_PARAMS],
+    mapped: u32,
+) -> Option<i32> {
+    use runtime::data::{MapArg, region_ref_drop, region_ref_drop_general, region_ref_take, region_ref_take_general};
+    use runtime::mapping::MapEntry;
+    use std::sync::Arc;
+    let (bases, begins, sizes, types) = (ka.ArgBasePtrs, ka.ArgPtrs, ka.ArgSizes, ka.ArgTypes);
+    // The mapped item `i` as the general steps see it.
+    let item = |i: usize| {
+        // SAFETY: i < NumArgs and the arrays are checked (see the contract).
+        let (base, begin, size, ty) = unsafe { (*bases.add(i), *begins.add(i), *sizes.add(i), *types.add(i)) };
+        MapArg::new(base as usize, begin as usize, size, MapType(ty as u64), 0, 0)
+    };
+    // The construct's failure, as the general path ends it (fatal under the
+    // mandatory policy that the fast path requires).
+    let fail = |begin: bool| {
+        if begin {
+            diag::report("Call to targetDataBegin failed, abort target.");
+            diag::report("Failed to process data before launching the kernel.");
+        } else {
+            diag::report("Call to targetDataEnd failed, abort target.");
+            diag::report("Failed to process data after launching the kernel.");
+        }
+        // SAFETY: `loc` is NULL or a valid `ident_t` (caller's contract).
+        runtime::get().handle_outcome(false, &unsafe { Loc::new(loc) });
+        Some(abi::OFFLOAD_SUCCESS)
+    };
+    // Bit i of `taken`: item i has had its begin step; `held[i]` is its
+    // entry (`Arc::into_raw`) when it got a reference here, NULL when it got
+    // the general begin step.
+    let mut held = [core::ptr::null::<MapEntry>(); FAST_PARAMS];
+    let mut taken = 0u32;
+    let mut reader = dev.table.reader();
+    let mut rest = mapped;
+    while rest != 0 {
+        // `mapped` has bits below NumArgs < FAST_PARAMS only: the mask
+        // changes nothing and spares the bounds checks.
+        let i = rest.trailing_zeros() as usize & (FAST_PARAMS - 1);
+        rest &= rest - 1;
+        // SAFETY: i < NumArgs and the arrays are checked (see the contract).
+        let (base, begin, size) = unsafe { (*bases.add(i) as usize, *begins.add(i) as usize, *sizes.add(i) as u64) };
+        let found = if begin == 0 { None } else { region_ref_take(&mut reader, begin, size) };
+        let tgt = match found {
+            Some((tgt, entry)) => {
+                held[i] = Arc::into_raw(entry);
+                tgt
+            }
+            None => {
+                // The general step may take write locks.
+                reader.release();
+                match region_ref_take_general(runtime::get(), dev, item(i)) {
+                    Ok(tgt) => tgt,
+                    // As the general path, the steps done keep their references.
+                    Err(_) => return fail(true),
+                }
+            }
+        };
+        taken |= 1 << i;
+        params[(i + 1) & (FAST_PARAMS - 1)] = tgt.wrapping_add(base.wrapping_sub(begin) as u64);
+    }
+    drop(reader);
+    // `dev.plain_launch`: the plugin launches every argument count passed here.
+    let launched = launch_plain(dev, kernel, ka, num_teams, params);
+    // The end steps, in reverse order.
+    let mut rest = taken;
+    while rest != 0 {
+        let i = (31 - rest.leading_zeros() as usize) & (FAST_PARAMS - 1);
+        rest &= !(1 << i);
+        let p = held[i];
+        // SAFETY: a non-NULL `held[i]` received `Arc::into_raw` of the entry, and each bit is visited once.
+        if !p.is_null() && region_ref_drop(unsafe { Arc::from_raw(p) }) {
+            continue;
+        }
+        if region_ref_drop_general(dev, &item(i)).is_err() {
+            // The rest keep their references, as after the general path's
+            // failed end step; their entries stay alive.
+            return fail(false);
+        }
+    }
+    if !launched {
+        diag::report("Executing target region abort target.");
+        return fail(true);
+    }
     Some(abi::OFFLOAD_SUCCESS)
 }
 

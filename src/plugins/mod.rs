@@ -59,7 +59,7 @@ pub struct InteropInfo {
 
 /// One device back-end.
 /// Argument slots of [`Plugin::launch_plain`].
-pub const PLAIN_LAUNCH_SLOTS: usize = 8;
+pub const PLAIN_LAUNCH_SLOTS: usize = 16;
 
 pub trait Plugin: Send + Sync {
     /// Short name used in messages (`x86_64`, `cuda`, `amdgpu`).
@@ -125,6 +125,12 @@ pub trait Plugin: Send + Sync {
     /// its arguments to completion and returns true, or returns false at
     /// once, having done nothing, when this plugin cannot launch this way
     /// (the caller then takes the general path).
+    /// Whether [`Plugin::launch_plain`] launches (for every argument count
+    /// up to [`PLAIN_LAUNCH_SLOTS`]) when the plugin has no queues: a fast
+    /// path that must do work before its launch asks this first.
+    fn launches_plain(&self) -> bool {
+        false
+    }
     fn launch_plain(
         &self,
         _device: usize,

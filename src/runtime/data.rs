@@ -9,7 +9,7 @@
 use super::Runtime;
 use super::async_info::AsyncInfo;
 use super::device::Device;
-use super::mapping::{Found, Insert, Lookup, MapEntry, Seen, Shadow};
+use super::mapping::{Found, Insert, Lookup, MapEntry, Seen, Shadow, ShardReader};
 use crate::abi::MapType;
 use crate::abi::mapper::MapperComponents;
 use crate::env::config::info;
@@ -1171,6 +1171,61 @@ pub fn plain_update_target(dev: &Device, begin: usize, size: u64) -> Option<u64>
 #[inline]
 pub fn plain_count_step(dev: &Device, begin: usize, size: u64, enter: bool) -> bool {
     dev.table.visit_in_shard(begin, size, |e| (!e.has_shadows() && e.step_live_count(enter)).then_some(())).is_some()
+}
+
+/// For a kernel launch's fast path (a synchronous device with nothing to
+/// print or trace): when one entry without attached pointers holds
+/// `[begin, begin+size)` and its dynamic count is finite and at least 1,
+/// takes one reference and returns the device address of `begin` and the
+/// entry, kept until [`region_ref_drop`] (so the end step needs no second
+/// look-up). That is all the general begin step does for such an item (the
+/// entry is not new, so nothing is copied in). Otherwise does nothing and
+/// returns `None` (then [`region_ref_take_general`] serves the item).
+#[inline(always)]
+pub fn region_ref_take(reader: &mut ShardReader<'_>, begin: usize, size: u64) -> Option<(u64, Arc<MapEntry>)> {
+    reader.visit(begin, size, |e| (!e.has_shadows() && e.step_live_count(true)).then(|| (e.tgt_of(begin), Arc::clone(e))))
+}
+
+/// The general begin step for one list item of a kernel launch's fast path
+/// that [`region_ref_take`] could not serve (not mapped yet, attached
+/// pointers, a count of zero or infinity, an extension): exactly what the
+/// general path does for it, on its own context. Returns the device address
+/// of `arg.begin`; an error has been reported as the general begin step
+/// reports it. Its end step is [`region_ref_drop_general`].
+#[cold]
+#[inline(never)]
+pub fn region_ref_take_general(rt: &Runtime, dev: &'static Device, arg: MapArg) -> Result<u64> {
+    let mut args = [arg];
+    let mut st = BeginState::for_args(&args);
+    let mut q = AsyncInfo::new(dev);
+    data_begin(rt, dev, &mut args, false, &mut st, &mut q).and_then(|_| process_attach(dev, &st, &mut q))?;
+    q.finish(false)?;
+    Ok(match args[0].resolved {
+        Some(tgt) => tgt,
+        None => get_tgt_ptr_begin(dev, arg.begin, arg.size_u(), false, false, false, false).tgt,
+    })
+}
+
+/// Gives back the reference [`region_ref_take`] took on `entry` when the
+/// count stays at least 1 (all the general end step does then) and returns
+/// true; false, changing nothing, when this is the last reference (another
+/// thread unmapped the item meanwhile): then the item needs the general end
+/// step, [`region_ref_drop_general`] (copy back if `from`, removal).
+#[inline(always)]
+pub fn region_ref_drop(entry: Arc<MapEntry>) -> bool {
+    entry.step_live_count(false)
+}
+
+/// The general end step for one list item of a kernel launch's fast path,
+/// on its own context, as the general path does it for this item (see
+/// [`region_ref_drop`], [`region_ref_take_general`]).
+#[cold]
+#[inline(never)]
+pub fn region_ref_drop_general(dev: &'static Device, arg: &MapArg) -> Result<()> {
+    let mut q = AsyncInfo::new(dev);
+    let mut post = EndQueue::new();
+    data_end(dev, std::slice::from_ref(arg), false, &mut post, &mut q).and_then(|_| q.finish_end_queue(&mut post))?;
+    q.finish(false)
 }
 
 fn update_contiguous(dev: &Device, begin: usize, size: u64, t: MapType, name: usize, q: &mut AsyncInfo) -> Result<()> {

@@ -73,6 +73,19 @@ impl KernelSlot {
         Some(Kernel { handle, name })
     }
 
+    /// [`KernelSlot::get`] for the handle alone (a fast launch needs no name).
+    #[inline(always)]
+    fn get_handle(&self, region_id: usize, version: u64) -> Option<crate::plugins::KernelHandle> {
+        let s = self.stamp.load(Ordering::Acquire);
+        let (r, v) = (self.region.load(Ordering::Relaxed), self.version.load(Ordering::Relaxed));
+        let (handle, p) = (self.handle.load(Ordering::Relaxed), self.name_ptr.load(Ordering::Relaxed));
+        fence(Ordering::Acquire);
+        if s & 1 != 0 || p == 0 || r != region_id || v != version || self.stamp.load(Ordering::Relaxed) != s {
+            return None;
+        }
+        Some(handle)
+    }
+
     /// Fills the slot unless another thread is writing it (then it stays as is).
     fn set(&self, region_id: usize, version: u64, k: Kernel) {
         let s = self.stamp.load(Ordering::Relaxed);
@@ -101,6 +114,9 @@ pub struct Device {
     /// Synchronous copies are plain `memcpy`s (`Plugin::memory_is_host`,
     /// no queues), read once.
     pub direct_copies: bool,
+    /// Kernels run to completion through `Plugin::launch_plain`
+    /// (`Plugin::launches_plain`, no queues), read once.
+    pub plain_launch: bool,
     pub table: MappingTable,
     /// Region id → kernel, for every loaded library.
     pub(super) kernels: RwLock<HashMap<usize, Kernel, AddrHash>>,
@@ -128,6 +144,7 @@ impl Device {
             plugin_device,
             queued: plugin.has_queues(),
             direct_copies: plugin.memory_is_host() && !plugin.has_queues(),
+            plain_launch: plugin.launches_plain() && !plugin.has_queues(),
             table: MappingTable::default(),
             kernels: RwLock::new(HashMap::default()),
             kernels_version: AtomicU64::new(0),
@@ -149,6 +166,19 @@ impl Device {
             return Some(k);
         }
         self.kernel_miss(region_id, version, slot)
+    }
+
+    /// The handle of the kernel for a region id, for a fast launch: `None`
+    /// when its library is not loaded here or the image lacks the kernel.
+    #[inline(always)]
+    pub fn launch_handle(&self, region_id: usize) -> Option<crate::plugins::KernelHandle> {
+        let version = self.kernels_version.load(Ordering::Acquire);
+        let slot = &self.kernel_cache[(region_id ^ (region_id >> 7)) % KERNEL_CACHE_SLOTS];
+        let handle = match slot.get_handle(region_id, version) {
+            Some(h) => h,
+            None => self.kernel_miss(region_id, version, slot)?.handle,
+        };
+        (handle != MISSING_KERNEL).then_some(handle)
     }
 
     /// [`Device::kernel`] past the cache: the map, then the slot is filled.

@@ -6,7 +6,7 @@
 //! A lookup hit takes only this device's read lock and updates counts with
 //! atomics, so concurrent regions on present data do not serialise.
 
-use parking_lot::{Mutex, RwLock, RwLockWriteGuard};
+use parking_lot::{Mutex, RwLock, RwLockReadGuard, RwLockWriteGuard};
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicPtr, AtomicU32, AtomicU64, AtomicUsize, Ordering};
@@ -575,6 +575,55 @@ fn shard_indices(mask: u32) -> impl Iterator<Item = usize> {
     (0..SHARDS).filter(move |i| mask & (1 << i) != 0)
 }
 
+/// A shard's read guard.
+type ShardGuard<'a> = RwLockReadGuard<'a, BTreeMap<usize, Arc<MapEntry>>>;
+
+/// [`MappingTable::visit_in_shard`] for several ranges in a row, holding
+/// the read lock of the shard last visited until a visit in another shard
+/// or [`ShardReader::release`] (or the reader's end). Holds at most one
+/// lock, so it cannot deadlock with other readers or writers; its owner
+/// must release it before anything that may take a write lock.
+pub struct ShardReader<'a> {
+    table: &'a MappingTable,
+    /// The shard index and its read guard.
+    held: Option<(usize, ShardGuard<'a>)>,
+}
+
+impl ShardReader<'_> {
+    /// Runs `f` on the entry holding `[hp, hp+size)` as
+    /// [`MappingTable::visit_in_shard`] does.
+    #[inline(always)]
+    pub fn visit<R>(&mut self, hp: usize, size: u64, f: impl FnOnce(&Arc<MapEntry>) -> Option<R>) -> Option<R> {
+        let i = single_shard(hp, hp.saturating_add(size as usize)).filter(|_| size > 0)?;
+        let shard = &self.table.shards[i];
+        let map = match &self.held {
+            Some((j, map)) if *j == i => map,
+            _ => {
+                // The old lock goes before the new one is taken.
+                self.held = None;
+                &self.held.insert((i, shard.map.read())).1
+            }
+        };
+        let e = match shard.hinted(map, hp, size) {
+            Some(e) => e,
+            None => match lookup_ref(map, hp, size) {
+                Found::Contained(e) => {
+                    shard.set_hint(e, hp);
+                    e
+                }
+                _ => return None,
+            },
+        };
+        f(e)
+    }
+
+    /// Gives up the lock held, if any.
+    #[inline]
+    pub fn release(&mut self) {
+        self.held = None;
+    }
+}
+
 /// A lookup result borrowed from a locked shard (no reference-count traffic).
 #[derive(Debug, Clone, Copy)]
 pub enum Found<'a> {
@@ -820,7 +869,7 @@ impl MappingTable {
     /// (the fast paths then take their general path). No reference is taken
     /// unless `f` takes one.
     #[inline(always)] // The fast paths' only look-up: out of line it costs a frame (+20).
-    pub fn visit_in_shard<R>(&self, hp: usize, size: u64, f: impl FnOnce(&MapEntry) -> Option<R>) -> Option<R> {
+    pub fn visit_in_shard<R>(&self, hp: usize, size: u64, f: impl FnOnce(&Arc<MapEntry>) -> Option<R>) -> Option<R> {
         let i = single_shard(hp, hp.saturating_add(size as usize)).filter(|_| size > 0)?;
         let shard = &self.shards[i];
         let map = shard.map.read();
@@ -835,6 +884,13 @@ impl MappingTable {
             },
         };
         f(e)
+    }
+
+    /// A reader for a run of [`ShardReader::visit`]s that keeps the last
+    /// shard's read lock between them (a construct's items usually share a
+    /// shard), one shard at a time.
+    pub fn reader(&self) -> ShardReader<'_> {
+        ShardReader { table: self, held: None }
     }
 
     /// [`MappingTable::lookup_then`], also returning a version stamp for
@@ -1094,6 +1150,43 @@ mod tests {
         });
         assert_eq!(lasts, 1);
         assert_eq!(e.total(), 0);
+    }
+
+    #[test]
+    fn shard_reader_visits_across_shards_and_releases() {
+        let t = MappingTable::default();
+        // Two entries in one shard (same granule), one in the next granule's shard.
+        let g = 1usize << GRANULE_BITS;
+        let bases = [8 * g, 8 * g + 4096, 9 * g];
+        for b in bases {
+            let out = t.insert_unless_mapped(Seen(None), b, b, 64, || MapEntry::new(b, b, 64, b as u64 + 1, b as u64 + 1, 0, false), |_| {}, || true);
+            assert!(matches!(out, Insert::Inserted(_)));
+        }
+        let mut r = t.reader();
+        // Hits inside each entry, in and across shards, keep the right entry.
+        for (k, b) in bases.iter().enumerate() {
+            let got = r.visit(b + 8, 16, |e| Some(e.tgt_of(b + 8)));
+            assert_eq!(got, Some(*b as u64 + 9), "entry {k}");
+        }
+        // A range not held whole, a gap, and an empty range: no entry.
+        assert_eq!(r.visit(bases[0] + 60, 8, |_| Some(())), None);
+        assert_eq!(r.visit(bases[0] + 1024, 8, |_| Some(())), None);
+        assert_eq!(r.visit(bases[0], 0, |_| Some(())), None);
+        // A range over two granules is never served.
+        assert_eq!(r.visit(9 * g - 8, 16, |_| Some(())), None);
+        // Released, a writer proceeds (the lock is really given up).
+        r.release();
+        let e = t.lookup(bases[2], 64).entry().cloned().expect("mapped");
+        e.dec(false);
+        assert!(t.remove_if_unused(&e));
+        assert_eq!(r.visit(bases[2], 64, |_| Some(())), None);
+        // The reader holds the last shard's lock until it ends: a writer
+        // on another shard is not blocked by it.
+        let e0 = t.lookup(bases[0], 64).entry().cloned().expect("mapped");
+        assert_eq!(r.visit(bases[1], 64, |e| Some(e.host_begin)), Some(bases[1]));
+        drop(r);
+        e0.dec(false);
+        assert!(t.remove_if_unused(&e0));
     }
 
     #[test]

@@ -84,19 +84,20 @@ pub unsafe fn call_kernel(kernel: usize, args: &[u64]) {
     unsafe { omptarget_rs_call_kernel(kernel, regs.as_ptr(), args.len()) }
 }
 
-/// [`call_kernel`] with the first `n` of eight argument slots, without
-/// copying them (the trampoline reads six register slots, then `n - 6`
-/// stack slots). Returns false, calling nothing, when `n` > 8.
+/// [`call_kernel`] with the first `n` of the plain-launch argument slots
+/// (`PLAIN_LAUNCH_SLOTS`), without copying them (the trampoline reads six
+/// register slots, then `n - 6` stack slots). Returns false, calling
+/// nothing, when `n` exceeds the slots.
 ///
 /// # Safety
 /// As [`call_kernel`], for the first `n` slots.
 #[cfg(target_arch = "x86_64")]
 #[inline]
-pub unsafe fn call_kernel_slots(kernel: usize, slots: &[u64; 8], n: usize) -> bool {
+pub unsafe fn call_kernel_slots(kernel: usize, slots: &[u64; crate::plugins::PLAIN_LAUNCH_SLOTS], n: usize) -> bool {
     if n > slots.len() {
         return false;
     }
-    // SAFETY: 8 readable slots (at least the 6 register slots) and n <= 8; the kernel contract is the caller's.
+    // SAFETY: PLAIN_LAUNCH_SLOTS (16) readable slots, at least the 6 register slots, and n <= that; the kernel contract is the caller's.
     unsafe { omptarget_rs_call_kernel(kernel, slots.as_ptr(), n) };
     true
 }
@@ -128,11 +129,17 @@ mod tests {
         // SAFETY: `two` takes two u64.
         unsafe { call_kernel(two as *const () as usize, &[4, 2]) };
         assert_eq!(SUM.load(Ordering::SeqCst), 42);
-        let slots = [1, 2, 3, 4, 5, 6, 7, 8];
+        let mut slots = [0u64; crate::plugins::PLAIN_LAUNCH_SLOTS];
+        for (k, s) in slots.iter_mut().enumerate() {
+            *s = k as u64 + 1;
+        }
         // SAFETY: `two` takes two u64 and ignores the other registers.
         assert!(unsafe { call_kernel_slots(two as *const () as usize, &slots, 2) });
         assert_eq!(SUM.load(Ordering::SeqCst), 12);
-        // SAFETY: not called: n > 8.
-        assert!(!unsafe { call_kernel_slots(two as *const () as usize, &slots, 9) });
+        // SAFETY: `nine` takes nine u64: six in registers, three on the stack.
+        assert!(unsafe { call_kernel_slots(nine as *const () as usize, &slots, 9) });
+        assert_eq!(SUM.load(Ordering::SeqCst), (1..=9u64).map(|k| k * k).sum::<u64>());
+        // SAFETY: not called: n exceeds the slots.
+        assert!(!unsafe { call_kernel_slots(two as *const () as usize, &slots, slots.len() + 1) });
     }
 }

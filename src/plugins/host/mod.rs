@@ -417,6 +417,10 @@ impl Plugin for HostPlugin {
         Ok(())
     }
 
+    fn launches_plain(&self) -> bool {
+        true
+    }
+
     fn launch_plain(
         &self,
         _device: usize,
