@@ -37,7 +37,53 @@ pub extern "C" fn omp_get_device_num() -> c_int {
 /// Allocates device memory (NULL for size 0 or on failure).
 #[unsafe(export_name = "__omptarget_rs_impl_omp_target_alloc")] // Exported through its `codeptr_ra` trampoline (src/api/exports.list).
 pub extern "C" fn omp_target_alloc(size: usize, device_num: c_int) -> *mut c_void {
+    // A panic in the fast path (none is expected) is reported and the
+    // general path runs.
+    let mut fast = core::ptr::null_mut();
+    if super::boundary::fast_path("omp_target_alloc", || {
+        fast = alloc_fast(size, device_num);
+        !fast.is_null()
+    }) {
+        return fast;
+    }
+    alloc_general(size, device_num)
+}
+
+/// `omp_target_alloc`'s general path, out of line: the fast path's frame stays small.
+#[inline(never)]
+fn alloc_general(size: usize, device_num: c_int) -> *mut c_void {
     ptr_entry("omp_target_alloc", || Ok(runtime::get().target_alloc(size, device_num as i64, AllocKind::Default) as *mut c_void))
+}
+
+/// `omp_target_alloc` on a device that is ready, with nothing traced or
+/// recorded ([`crate::env::slow`]): the plugin's plain allocation, which is
+/// what the general path ends in. NULL, having done nothing, for anything
+/// else (size 0, the initial device, a device still to be set up, a plugin
+/// without the path, a failed allocation): the general path answers.
+#[inline(always)]
+fn alloc_fast(size: usize, device_num: c_int) -> *mut c_void {
+    if !crate::env::slow::none() || size == 0 {
+        return core::ptr::null_mut();
+    }
+    match runtime::get().device_ready(i64::from(device_num)) {
+        Some(dev) => dev.plugin.alloc_plain(dev.plugin_device, size as u64).unwrap_or(0) as usize as *mut c_void,
+        None => core::ptr::null_mut(),
+    }
+}
+
+/// `omp_target_free` on a device that is ready, with nothing traced or
+/// recorded: the plugin's plain free, which is what the general path ends
+/// in. False, having done nothing, for anything else (NULL, the initial
+/// device, a device still to be set up, a plugin without the path).
+#[inline(always)]
+fn free_fast(ptr: *mut c_void, device_num: c_int) -> bool {
+    if !crate::env::slow::none() || ptr.is_null() {
+        return false;
+    }
+    match runtime::get().device_ready(i64::from(device_num)) {
+        Some(dev) => dev.plugin.free_plain(dev.plugin_device, ptr as u64),
+        None => false,
+    }
 }
 
 /// Frees memory from `omp_target_alloc`.
@@ -46,6 +92,17 @@ pub extern "C" fn omp_target_alloc(size: usize, device_num: c_int) -> *mut c_voi
 /// `device_ptr` is NULL or was returned by `omp_target_alloc` for `device_num`.
 #[unsafe(export_name = "__omptarget_rs_impl_omp_target_free")] // Exported through its `codeptr_ra` trampoline (src/api/exports.list).
 pub unsafe extern "C" fn omp_target_free(device_ptr: *mut c_void, device_num: c_int) {
+    // A panic in the fast path (none is expected) is reported and the
+    // general path runs.
+    if super::boundary::fast_path("omp_target_free", || free_fast(device_ptr, device_num)) {
+        return;
+    }
+    free_general(device_ptr, device_num)
+}
+
+/// `omp_target_free`'s general path, out of line: the fast path's frame stays small.
+#[inline(never)]
+fn free_general(device_ptr: *mut c_void, device_num: c_int) {
     void_entry("omp_target_free", || {
         runtime::get().target_free(device_ptr as usize, device_num as i64, AllocKind::Default);
         Ok(())

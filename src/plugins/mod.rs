@@ -101,6 +101,19 @@ pub trait Plugin: Send + Sync {
     fn alloc(&self, device: usize, size: u64, kind: AllocKind) -> Result<u64>;
     /// Frees memory returned by [`Plugin::alloc`].
     fn free(&self, device: usize, ptr: u64, kind: AllocKind) -> Result<()>;
+    /// [`Plugin::alloc`] of default memory for a fast path, when nothing is
+    /// traced or recorded: `Some` as `alloc` would answer, or `None`, having
+    /// done nothing, when this plugin has no such path or the allocation
+    /// fails (the caller then takes the general path, which reports).
+    fn alloc_plain(&self, _device: usize, _size: u64) -> Option<u64> {
+        None
+    }
+    /// [`Plugin::free`] of default memory for a fast path: true when freed
+    /// as `free` would, false, having done nothing, when this plugin has no
+    /// such path.
+    fn free_plain(&self, _device: usize, _ptr: u64) -> bool {
+        false
+    }
 
     /// Frees device memory kept for reuse (the runtime's last deinit).
     fn release_cached(&self) {}

@@ -1159,7 +1159,15 @@ mod tests {
         let g = 1usize << GRANULE_BITS;
         let bases = [8 * g, 8 * g + 4096, 9 * g];
         for b in bases {
-            let out = t.insert_unless_mapped(Seen(None), b, b, 64, || MapEntry::new(b, b, 64, b as u64 + 1, b as u64 + 1, 0, false), |_| {}, || true);
+            let out = t.insert_unless_mapped(
+                Seen(None),
+                b,
+                b,
+                64,
+                || MapEntry::new(b, b, 64, b as u64 + 1, b as u64 + 1, 0, false),
+                |_| {},
+                || true,
+            );
             assert!(matches!(out, Insert::Inserted(_)));
         }
         let mut r = t.reader();

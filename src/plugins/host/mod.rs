@@ -312,6 +312,15 @@ impl Plugin for HostPlugin {
         Ok(())
     }
 
+    fn alloc_plain(&self, _device: usize, size: u64) -> Option<u64> {
+        self.pool.alloc(usize::try_from(size).ok()?, &Malloc)
+    }
+
+    fn free_plain(&self, _device: usize, ptr: u64) -> bool {
+        self.pool.free(ptr, &Malloc);
+        true
+    }
+
     fn release_cached(&self) {
         self.pool.release_kept(&Malloc);
     }

@@ -79,26 +79,38 @@ struct Class {
 
 impl Class {
     /// The oldest kept block of exactly `size` bytes.
-    #[inline]
+    #[inline(always)]
     fn take(&mut self, size: usize) -> Option<u64> {
         if self.hot_size == size {
             return self.hot.pop_front();
         }
+        self.take_other(size)
+    }
+
+    #[inline(never)]
+    fn take_other(&mut self, size: usize) -> Option<u64> {
         self.by_size.get_mut(&size).and_then(|q| q.pop_front())
     }
 
     /// Keeps `ptr`, a block of `size` bytes, after the others of its size.
-    #[inline]
+    #[inline(always)]
     fn keep(&mut self, size: usize, ptr: u64) {
         if self.hot_size != size {
-            let queue = self.by_size.remove(&size).unwrap_or_default();
-            let old = std::mem::replace(&mut self.hot, queue);
-            if !old.is_empty() {
-                self.by_size.insert(self.hot_size, old);
-            }
-            self.hot_size = size;
+            self.make_hot(size);
         }
         self.hot.push_back(ptr);
+    }
+
+    /// Makes `size` the hot size: its queue moves out of the map, the old
+    /// hot queue into it.
+    #[inline(never)]
+    fn make_hot(&mut self, size: usize) {
+        let queue = self.by_size.remove(&size).unwrap_or_default();
+        let old = std::mem::replace(&mut self.hot, queue);
+        if !old.is_empty() {
+            self.by_size.insert(self.hot_size, old);
+        }
+        self.hot_size = size;
     }
 
     /// Every kept block; the class is empty afterwards.
@@ -112,6 +124,71 @@ impl Class {
     #[cfg(test)]
     fn len(&self) -> usize {
         self.hot.len() + self.by_size.values().map(VecDeque::len).sum::<usize>()
+    }
+}
+
+/// Slots of [`Recent`].
+const RECENT_SLOTS: usize = 256;
+/// Bits of a block address in a [`Recent`] word (user-space addresses).
+const RECENT_PTR_BITS: u32 = 47;
+
+/// The small-block manager's blocks, address → size, direct-mapped by
+/// address, one word each (`size << 47 | address`, 0 = empty), so that
+/// freeing a block finds its size without the lock and hash look-up of the
+/// manager's table. Written when a fresh block is handed out and when a
+/// free had to ask the table. A hit is authoritative: a block stays the
+/// manager's with the same size (a kept block is handed out again only for
+/// its own size) until `release_kept`, which clears its word first. A miss
+/// (another block took the slot, or a block or size too large to pack) asks
+/// the table, which stays complete.
+struct Recent {
+    slots: [std::sync::atomic::AtomicU64; RECENT_SLOTS],
+}
+
+impl Default for Recent {
+    fn default() -> Self {
+        Recent { slots: std::array::from_fn(|_| std::sync::atomic::AtomicU64::new(0)) }
+    }
+}
+
+impl Recent {
+    #[inline(always)]
+    fn slot(&self, ptr: u64) -> &std::sync::atomic::AtomicU64 {
+        // malloc blocks are 16-aligned; mix in higher bits for spread.
+        &self.slots[((ptr >> 4) ^ (ptr >> 12)) as usize % RECENT_SLOTS]
+    }
+
+    /// The word for `ptr` of `size` bytes, if both fit.
+    fn pack(ptr: u64, size: usize) -> Option<u64> {
+        (ptr != 0 && ptr >> RECENT_PTR_BITS == 0 && (size as u64) < 1 << (64 - RECENT_PTR_BITS))
+            .then_some((size as u64) << RECENT_PTR_BITS | ptr)
+    }
+
+    /// `ptr` is the manager's block of `size` bytes.
+    #[inline]
+    fn note(&self, ptr: u64, size: usize) {
+        if let Some(w) = Self::pack(ptr, size) {
+            // Relaxed: a thread freeing the block got it from the allocating
+            // thread through some synchronisation, which orders this store
+            // before its load.
+            self.slot(ptr).store(w, std::sync::atomic::Ordering::Relaxed);
+        }
+    }
+
+    /// The size of `ptr` if its word is here.
+    #[inline(always)]
+    fn size_of(&self, ptr: u64) -> Option<usize> {
+        let w = self.slot(ptr).load(std::sync::atomic::Ordering::Relaxed);
+        (w != 0 && w & ((1 << RECENT_PTR_BITS) - 1) == ptr).then_some((w >> RECENT_PTR_BITS) as usize)
+    }
+
+    /// `ptr` leaves the manager: its word, if here, is cleared.
+    fn forget(&self, ptr: u64) {
+        let slot = self.slot(ptr);
+        let w = slot.load(std::sync::atomic::Ordering::Relaxed);
+        if w != 0 && w & ((1 << RECENT_PTR_BITS) - 1) == ptr {
+            let _ = slot.compare_exchange(w, 0, std::sync::atomic::Ordering::Relaxed, std::sync::atomic::Ordering::Relaxed);
+        }
     }
 }
 
@@ -129,6 +206,8 @@ pub struct Pool {
     classes: [Mutex<Class>; CLASSES],
     /// Every block the small-block manager handed out: address → size.
     owned: [Mutex<HashMap<usize, usize>>; SHARDS],
+    /// A lock-free, direct-mapped cache in front of `owned` (see [`Recent`]).
+    recent: Recent,
     large: Mutex<LargeCache>,
     /// Large blocks in use: address → size (rare, one lock is enough).
     large_live: Mutex<HashMap<usize, usize>>,
@@ -152,6 +231,7 @@ impl Pool {
             large_from,
             classes: std::array::from_fn(|_| Mutex::new(Class::default())),
             owned: std::array::from_fn(|_| Mutex::new(HashMap::default())),
+            recent: Recent::default(),
             large: Mutex::new(LargeCache::default()),
             large_live: Mutex::new(HashMap::default()),
         }
@@ -176,18 +256,28 @@ impl Pool {
         self.threshold.is_some_and(|t| bytes > 0 && bytes <= t)
     }
 
-    /// A block of `bytes` bytes: a kept one if there is one, else from `backing`.
+    /// A block of `bytes` bytes: a kept one if there is one, else from
+    /// `backing`. The reuse of a kept small block is inline; the rest is not.
+    #[inline(always)]
     pub fn alloc(&self, bytes: usize, backing: &dyn Backing) -> Option<u64> {
         if self.small(bytes) {
-            let reused = {
-                let mut c = self.classes[class_of(bytes)].lock();
-                c.take(bytes)
-            };
-            if let Some(p) = reused {
-                return Some(p);
+            let reused = self.classes[class_of(bytes)].lock().take(bytes);
+            if reused.is_some() {
+                // Its word in `recent`, if still there, is still right: a
+                // kept block is handed out again only for its own size.
+                return reused;
             }
+        }
+        self.alloc_other(bytes, backing)
+    }
+
+    /// [`Pool::alloc`] past the kept small blocks.
+    #[inline(never)]
+    fn alloc_other(&self, bytes: usize, backing: &dyn Backing) -> Option<u64> {
+        if self.small(bytes) {
             let p = self.fresh(bytes, backing)?;
             self.owned_shard(p).lock().insert(p as usize, bytes);
+            self.recent.note(p, bytes);
             return Some(p);
         }
         if self.threshold.is_some() && bytes >= self.large_from && bytes <= LARGE_CACHE_BYTES {
@@ -208,12 +298,33 @@ impl Pool {
         self.fresh(bytes, backing)
     }
 
-    /// Gives a block back: kept if the pool manages it, else freed.
+    /// Gives a block back: kept if the pool manages it, else freed. A small
+    /// block found in `recent` is kept inline; the rest is not.
+    #[inline(always)]
     pub fn free(&self, ptr: u64, backing: &dyn Backing) {
+        if self.threshold.is_some()
+            && let Some(size) = self.recent.size_of(ptr)
+        {
+            self.classes[class_of(size)].lock().keep(size, ptr);
+            return;
+        }
+        self.free_other(ptr, backing)
+    }
+
+    /// [`Pool::free`] past `recent`.
+    #[inline(never)]
+    fn free_other(&self, ptr: u64, backing: &dyn Backing) {
         if self.threshold.is_none() {
             return backing.free(ptr);
         }
-        let size = self.owned_shard(ptr).lock().get(&(ptr as usize)).copied();
+        let size = self.recent.size_of(ptr).or_else(|| {
+            let size = self.owned_shard(ptr).lock().get(&(ptr as usize)).copied();
+            // The next free of this block (after its reuse) finds it here.
+            if let Some(size) = size {
+                self.recent.note(ptr, size);
+            }
+            size
+        });
         if let Some(size) = size {
             self.classes[class_of(size)].lock().keep(size, ptr);
             return;
@@ -253,6 +364,7 @@ impl Pool {
         for class in &self.classes {
             let kept = class.lock().take_all();
             for p in kept {
+                self.recent.forget(p);
                 self.owned_shard(p).lock().remove(&(p as usize));
                 backing.free(p);
                 n += 1;
@@ -391,6 +503,37 @@ mod tests {
         pool.free(keep, &b);
         pool.release_kept(&b);
         assert_eq!(b.live.load(Ordering::Relaxed), 0);
+    }
+
+    #[test]
+    fn recent_words_follow_the_table() {
+        let b = Counting::default();
+        let pool = Pool::new(Some(8192), 1 << 20);
+        // More blocks than slots: frees past the slots' collisions ask the
+        // table, and every block comes back for its own size only.
+        let blocks: Vec<(usize, u64)> = (0..3 * RECENT_SLOTS).map(|i| (8 + (i % 64) * 8, 0)).collect();
+        let blocks: Vec<(usize, u64)> = blocks.into_iter().map(|(s, _)| (s, pool.alloc(s, &b).unwrap())).collect();
+        blocks.iter().for_each(|&(_, p)| pool.free(p, &b));
+        assert_eq!(pool.kept(), blocks.len());
+        for &(s, p) in &blocks {
+            assert_eq!(pool.alloc(s, &b), Some(p), "size {s}");
+        }
+        blocks.iter().for_each(|&(_, p)| pool.free(p, &b));
+        // Released blocks leave the manager: their words go too, so an
+        // address the backing hands out again for a block the manager does
+        // not keep is freed to the backing, not kept with the old size.
+        pool.release_kept(&b);
+        assert_eq!(b.live.load(Ordering::Relaxed), 0);
+        for &(_, p) in &blocks {
+            assert_eq!(pool.recent.size_of(p), None);
+        }
+        let big = pool.alloc(100_000, &b).unwrap();
+        pool.free(big, &b);
+        assert_eq!((pool.kept(), b.live.load(Ordering::Relaxed)), (0, 0));
+        // Words that cannot be packed are never stored.
+        assert_eq!(Recent::pack(1 << RECENT_PTR_BITS, 8), None);
+        assert_eq!(Recent::pack(0x1000, 1 << (64 - RECENT_PTR_BITS)), None);
+        assert_eq!(Recent::pack(0x1000, 64), Some(64 << RECENT_PTR_BITS | 0x1000));
     }
 
     #[test]
