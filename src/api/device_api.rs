@@ -62,13 +62,20 @@ fn alloc_general(size: usize, device_num: c_int) -> *mut c_void {
 /// without the path, a failed allocation): the general path answers.
 #[inline(always)]
 fn alloc_fast(size: usize, device_num: c_int) -> *mut c_void {
-    if !crate::env::slow::none() || size == 0 {
-        return core::ptr::null_mut();
+    match fast_device(device_num) {
+        Some(dev) if size != 0 => dev.plugin.alloc_plain(dev.plugin_device, size as u64).unwrap_or(0) as usize as *mut c_void,
+        _ => core::ptr::null_mut(),
     }
-    match runtime::get().device_ready(i64::from(device_num)) {
-        Some(dev) => dev.plugin.alloc_plain(dev.plugin_device, size as u64).unwrap_or(0) as usize as *mut c_void,
-        None => core::ptr::null_mut(),
+}
+
+/// The device an allocation fast path may serve: ready, with nothing
+/// traced or recorded ([`crate::env::slow`]).
+#[inline(always)]
+fn fast_device(device_num: c_int) -> Option<&'static runtime::device::Device> {
+    if !crate::env::slow::none() {
+        return None;
     }
+    runtime::get().device_ready(i64::from(device_num))
 }
 
 /// `omp_target_free` on a device that is ready, with nothing traced or
@@ -77,12 +84,9 @@ fn alloc_fast(size: usize, device_num: c_int) -> *mut c_void {
 /// device, a device still to be set up, a plugin without the path).
 #[inline(always)]
 fn free_fast(ptr: *mut c_void, device_num: c_int) -> bool {
-    if !crate::env::slow::none() || ptr.is_null() {
-        return false;
-    }
-    match runtime::get().device_ready(i64::from(device_num)) {
-        Some(dev) => dev.plugin.free_plain(dev.plugin_device, ptr as u64),
-        None => false,
+    match fast_device(device_num) {
+        Some(dev) if !ptr.is_null() => dev.plugin.free_plain(dev.plugin_device, ptr as u64),
+        _ => false,
     }
 }
 

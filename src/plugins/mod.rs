@@ -133,17 +133,17 @@ pub trait Plugin: Send + Sync {
     fn memset(&self, device: usize, ptr: u64, value: u8, size: u64) -> Result<()>;
     /// Launches a kernel with pointer-sized arguments and waits for it.
     fn launch(&self, device: usize, kernel: KernelHandle, name: &str, args: &[u64], dims: &LaunchDims) -> Result<()>;
-    /// [`Plugin::launch`] for a construct's fast path, when nothing is to be
-    /// printed or traced: runs the kernel with the first `n` of `slots` as
-    /// its arguments to completion and returns true, or returns false at
-    /// once, having done nothing, when this plugin cannot launch this way
-    /// (the caller then takes the general path).
     /// Whether [`Plugin::launch_plain`] launches (for every argument count
     /// up to [`PLAIN_LAUNCH_SLOTS`]) when the plugin has no queues: a fast
     /// path that must do work before its launch asks this first.
     fn launches_plain(&self) -> bool {
         false
     }
+    /// [`Plugin::launch`] for a construct's fast path, when nothing is to be
+    /// printed or traced: runs the kernel with the first `n` of `slots` as
+    /// its arguments to completion and returns true, or returns false at
+    /// once, having done nothing, when this plugin cannot launch this way
+    /// (the caller then takes the general path).
     fn launch_plain(
         &self,
         _device: usize,

@@ -58,17 +58,26 @@ struct KernelSlot {
 }
 
 impl KernelSlot {
-    #[inline]
-    fn get(&self, region_id: usize, version: u64) -> Option<Kernel> {
+    /// The slot's handle and name pointer for `region_id` at `version`, and
+    /// what `more` reads of the slot, all under one stamp read twice
+    /// (`None`: another entry, an empty slot, or a torn read).
+    #[inline(always)]
+    fn read<T>(&self, region_id: usize, version: u64, more: impl FnOnce(&Self) -> T) -> Option<(u64, usize, T)> {
         let s = self.stamp.load(Ordering::Acquire);
         let (r, v) = (self.region.load(Ordering::Relaxed), self.version.load(Ordering::Relaxed));
-        let (handle, p, len) =
-            (self.handle.load(Ordering::Relaxed), self.name_ptr.load(Ordering::Relaxed), self.name_len.load(Ordering::Relaxed));
+        let (handle, p) = (self.handle.load(Ordering::Relaxed), self.name_ptr.load(Ordering::Relaxed));
+        let extra = more(self);
         fence(Ordering::Acquire);
         if s & 1 != 0 || p == 0 || r != region_id || v != version || self.stamp.load(Ordering::Relaxed) != s {
             return None;
         }
-        // SAFETY: `p`/`len` were stored together from one `&'static str` under the stamp read twice above.
+        Some((handle, p, extra))
+    }
+
+    #[inline]
+    fn get(&self, region_id: usize, version: u64) -> Option<Kernel> {
+        let (handle, p, len) = self.read(region_id, version, |s| s.name_len.load(Ordering::Relaxed))?;
+        // SAFETY: `p`/`len` were stored together from one `&'static str` under the stamp read twice in `read`.
         let name = unsafe { std::str::from_utf8_unchecked(std::slice::from_raw_parts(p as *const u8, len)) };
         Some(Kernel { handle, name })
     }
@@ -76,14 +85,7 @@ impl KernelSlot {
     /// [`KernelSlot::get`] for the handle alone (a fast launch needs no name).
     #[inline(always)]
     fn get_handle(&self, region_id: usize, version: u64) -> Option<crate::plugins::KernelHandle> {
-        let s = self.stamp.load(Ordering::Acquire);
-        let (r, v) = (self.region.load(Ordering::Relaxed), self.version.load(Ordering::Relaxed));
-        let (handle, p) = (self.handle.load(Ordering::Relaxed), self.name_ptr.load(Ordering::Relaxed));
-        fence(Ordering::Acquire);
-        if s & 1 != 0 || p == 0 || r != region_id || v != version || self.stamp.load(Ordering::Relaxed) != s {
-            return None;
-        }
-        Some(handle)
+        self.read(region_id, version, |_| ()).map(|(handle, _, ())| handle)
     }
 
     /// Fills the slot unless another thread is writing it (then it stays as is).
@@ -161,7 +163,7 @@ impl Device {
         // in front of the map (readers write nothing, so concurrent launches
         // do not move a lock word's cache line between cores).
         let version = self.kernels_version.load(Ordering::Acquire);
-        let slot = &self.kernel_cache[(region_id ^ (region_id >> 7)) % KERNEL_CACHE_SLOTS];
+        let slot = self.cache_slot(region_id);
         if let Some(k) = slot.get(region_id, version) {
             return Some(k);
         }
@@ -173,12 +175,18 @@ impl Device {
     #[inline(always)]
     pub fn launch_handle(&self, region_id: usize) -> Option<crate::plugins::KernelHandle> {
         let version = self.kernels_version.load(Ordering::Acquire);
-        let slot = &self.kernel_cache[(region_id ^ (region_id >> 7)) % KERNEL_CACHE_SLOTS];
+        let slot = self.cache_slot(region_id);
         let handle = match slot.get_handle(region_id, version) {
             Some(h) => h,
             None => self.kernel_miss(region_id, version, slot)?.handle,
         };
         (handle != MISSING_KERNEL).then_some(handle)
+    }
+
+    /// The kernel-cache slot of a region id.
+    #[inline(always)]
+    fn cache_slot(&self, region_id: usize) -> &KernelSlot {
+        &self.kernel_cache[(region_id ^ (region_id >> 7)) % KERNEL_CACHE_SLOTS]
     }
 
     /// [`Device::kernel`] past the cache: the map, then the slot is filled.

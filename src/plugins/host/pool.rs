@@ -28,6 +28,7 @@
 use crate::runtime::device::AddrHash;
 use parking_lot::Mutex;
 use std::collections::VecDeque;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Maps keyed by addresses or sizes: one multiply per hash, not SipHash.
 type HashMap<K, V> = std::collections::HashMap<K, V, AddrHash>;
@@ -142,18 +143,18 @@ const RECENT_PTR_BITS: u32 = 47;
 /// (another block took the slot, or a block or size too large to pack) asks
 /// the table, which stays complete.
 struct Recent {
-    slots: [std::sync::atomic::AtomicU64; RECENT_SLOTS],
+    slots: [AtomicU64; RECENT_SLOTS],
 }
 
 impl Default for Recent {
     fn default() -> Self {
-        Recent { slots: std::array::from_fn(|_| std::sync::atomic::AtomicU64::new(0)) }
+        Recent { slots: std::array::from_fn(|_| AtomicU64::new(0)) }
     }
 }
 
 impl Recent {
     #[inline(always)]
-    fn slot(&self, ptr: u64) -> &std::sync::atomic::AtomicU64 {
+    fn slot(&self, ptr: u64) -> &AtomicU64 {
         // malloc blocks are 16-aligned; mix in higher bits for spread.
         &self.slots[((ptr >> 4) ^ (ptr >> 12)) as usize % RECENT_SLOTS]
     }
@@ -171,23 +172,29 @@ impl Recent {
             // Relaxed: a thread freeing the block got it from the allocating
             // thread through some synchronisation, which orders this store
             // before its load.
-            self.slot(ptr).store(w, std::sync::atomic::Ordering::Relaxed);
+            self.slot(ptr).store(w, Ordering::Relaxed);
         }
+    }
+
+    /// Whether word `w` is `ptr`'s.
+    #[inline(always)]
+    fn is_for(w: u64, ptr: u64) -> bool {
+        w != 0 && w & ((1 << RECENT_PTR_BITS) - 1) == ptr
     }
 
     /// The size of `ptr` if its word is here.
     #[inline(always)]
     fn size_of(&self, ptr: u64) -> Option<usize> {
-        let w = self.slot(ptr).load(std::sync::atomic::Ordering::Relaxed);
-        (w != 0 && w & ((1 << RECENT_PTR_BITS) - 1) == ptr).then_some((w >> RECENT_PTR_BITS) as usize)
+        let w = self.slot(ptr).load(Ordering::Relaxed);
+        Self::is_for(w, ptr).then_some((w >> RECENT_PTR_BITS) as usize)
     }
 
     /// `ptr` leaves the manager: its word, if here, is cleared.
     fn forget(&self, ptr: u64) {
         let slot = self.slot(ptr);
-        let w = slot.load(std::sync::atomic::Ordering::Relaxed);
-        if w != 0 && w & ((1 << RECENT_PTR_BITS) - 1) == ptr {
-            let _ = slot.compare_exchange(w, 0, std::sync::atomic::Ordering::Relaxed, std::sync::atomic::Ordering::Relaxed);
+        let w = slot.load(Ordering::Relaxed);
+        if Self::is_for(w, ptr) {
+            let _ = slot.compare_exchange(w, 0, Ordering::Relaxed, Ordering::Relaxed);
         }
     }
 }
@@ -317,15 +324,11 @@ impl Pool {
         if self.threshold.is_none() {
             return backing.free(ptr);
         }
-        let size = self.recent.size_of(ptr).or_else(|| {
-            let size = self.owned_shard(ptr).lock().get(&(ptr as usize)).copied();
-            // The next free of this block (after its reuse) finds it here.
-            if let Some(size) = size {
-                self.recent.note(ptr, size);
-            }
-            size
-        });
+        // `free` found no word for it in `recent`: the table answers.
+        let size = self.owned_shard(ptr).lock().get(&(ptr as usize)).copied();
         if let Some(size) = size {
+            // The next free of this block (after its reuse) finds it there.
+            self.recent.note(ptr, size);
             self.classes[class_of(size)].lock().keep(size, ptr);
             return;
         }
@@ -511,8 +514,7 @@ mod tests {
         let pool = Pool::new(Some(8192), 1 << 20);
         // More blocks than slots: frees past the slots' collisions ask the
         // table, and every block comes back for its own size only.
-        let blocks: Vec<(usize, u64)> = (0..3 * RECENT_SLOTS).map(|i| (8 + (i % 64) * 8, 0)).collect();
-        let blocks: Vec<(usize, u64)> = blocks.into_iter().map(|(s, _)| (s, pool.alloc(s, &b).unwrap())).collect();
+        let blocks: Vec<(usize, u64)> = (0..3 * RECENT_SLOTS).map(|i| 8 + (i % 64) * 8).map(|s| (s, pool.alloc(s, &b).unwrap())).collect();
         blocks.iter().for_each(|&(_, p)| pool.free(p, &b));
         assert_eq!(pool.kept(), blocks.len());
         for &(s, p) in &blocks {
