@@ -1,4 +1,4 @@
-//! Turns `src/api/exports.list` into the `VERS1.0` version script and the
+//! Turns `src/c_api/openmp/exports.list` into the `VERS1.0` version script and the
 //! `.symver` directives that tag every export `NAME@@VERS1.0`, so the library
 //! can replace LLVM's `libomptarget.so.22.1` without ld.so's "no version
 //! information available" warning (abi-reference §1.2).
@@ -7,20 +7,20 @@ use std::fmt::Write;
 use std::path::PathBuf;
 
 fn main() {
-    let list = "src/api/exports.list";
+    let list = "src/c_api/openmp/exports.list";
     println!("cargo:rerun-if-changed={list}");
     println!("cargo:rerun-if-changed=build.rs");
-    let text = std::fs::read_to_string(list).expect("read src/api/exports.list");
+    let text = std::fs::read_to_string(list).expect("read src/c_api/openmp/exports.list");
     let entries: Vec<&str> = text.lines().map(str::trim).filter(|l| !l.is_empty() && !l.starts_with('#')).collect();
     let mut names: Vec<&str> = entries.iter().filter_map(|l| l.split_whitespace().next()).collect();
     let ra: Vec<&str> = entries.iter().filter_map(|l| l.strip_suffix(" ra")).map(str::trim).collect();
     let out = PathBuf::from(std::env::var("OUT_DIR").expect("OUT_DIR"));
 
     // liboffload (`ol*`): the names come from the one declaration list in
-    // src/offload/api.rs, lines `fn olName / olNameWithCodeLoc(...) => ...;`.
-    let ol_list = "src/offload/api.rs";
+    // src/c_api/liboffload.rs, lines `fn olName / olNameWithCodeLoc(...) => ...;`.
+    let ol_list = "src/c_api/liboffload.rs";
     println!("cargo:rerun-if-changed={ol_list}");
-    let ol_text = std::fs::read_to_string(ol_list).expect("read src/offload/api.rs");
+    let ol_text = std::fs::read_to_string(ol_list).expect("read src/c_api/liboffload.rs");
     let ol_names: Vec<&str> = ol_text
         .lines()
         .filter_map(|l| l.trim().strip_prefix("fn ol").map(|_| l.trim()))
@@ -60,7 +60,7 @@ fn main() {
 const INTERNAL_RA: &[&str] = &["run_work"];
 
 /// The exports marked `ra`: on x86_64 a trampoline stores the return address
-/// (at `[rsp]` on entry) in the thread's `codeptr_ra` slot (src/ompt/ra.rs)
+/// (at `[rsp]` on entry) in the thread's `codeptr_ra` slot (src/tools/ompt/ra.rs)
 /// and jumps to the Rust function, so registers and stack are untouched; on
 /// other architectures the export is an alias of the Rust function.
 fn trampolines(names: &[&str]) -> String {

@@ -9,7 +9,7 @@
 
 use core::ffi::{c_char, c_void};
 use omptarget_rs::abi::{__tgt_bin_desc, __tgt_device_image, __tgt_kernel_arguments, __tgt_offload_entry, ident_t};
-use omptarget_rs::api::{data, device_api, kernel, register};
+use omptarget_rs::c_api::openmp::{data, device_api, kernel, register};
 use std::ptr::null_mut;
 
 /// Compiler-emitted constants hold raw pointers; they are never written.

@@ -5,10 +5,10 @@
 //! reject any input; it must never panic, read out of bounds, or allocate
 //! without bound. Not part of the library's interface.
 
+use crate::device::image::{check_elf_layout, elf_ident, elf_symbol_size, parse_offload_binary};
+use crate::openmp::entries::parse_entries;
 use crate::plugins::amdgpu::{image as amdgpu, kernargs, msgpack};
 use crate::plugins::cuda::image as cuda;
-use crate::runtime::entries::parse_entries;
-use crate::runtime::image::{check_elf_layout, elf_ident, elf_symbol_size, parse_offload_binary};
 
 /// The OffloadBinary container (`__tgt_device_image` contents and
 /// `olCreateProgram` data): an accepted container's image range is inside it.
@@ -35,7 +35,7 @@ pub fn entries(data: &[u8]) {
         if p != 0 && p.is_multiple_of(2) {
             Ok(format!("sym{p:x}"))
         } else {
-            Err(crate::error::OffloadError::BadImage(format!("bad name pointer {p:#x}")))
+            Err(crate::base::error::OffloadError::BadImage(format!("bad name pointer {p:#x}")))
         }
     };
     if let Ok((_, entries)) = parse_entries(data, names) {
@@ -94,7 +94,7 @@ pub fn program_image(data: &[u8]) {
         Ok(None) => data,
         Err(_) => return,
     };
-    if elf_ident(inner).is_ok_and(|e| e.machine == crate::runtime::image::machine::X86_64) {
+    if elf_ident(inner).is_ok_and(|e| e.machine == crate::device::image::machine::X86_64) {
         let _ = check_elf_layout(inner);
     }
     cuda_image(inner);
@@ -107,7 +107,7 @@ pub fn program_image(data: &[u8]) {
 /// into those arrays (or NULL, or a misaligned pointer, as the field's low
 /// bits say), since a struct's arrays are the program's memory, not bytes.
 pub fn kernel_args(data: &[u8]) {
-    crate::api::kernel::fuzz_kernel_args(data);
+    crate::c_api::openmp::kernel::fuzz_kernel_args(data);
 }
 
 /// The mapper component vector (`rt_mapper_handle`) as a program may hand
@@ -256,7 +256,7 @@ mod tests {
         elf[..4].copy_from_slice(b"\x7fELF");
         elf[4] = 2;
         elf[5] = 1;
-        let container = crate::runtime::image::tests::wrap(&elf, "x86_64-unknown-linux-gnu", "");
+        let container = crate::device::image::tests::wrap(&elf, "x86_64-unknown-linux-gnu", "");
         for input in [&[][..], &elf[..], &elf[..20], &container[..], &container[..container.len() / 2]] {
             offload_binary(input);
             self::elf(input);

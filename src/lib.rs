@@ -1,31 +1,30 @@
-//! omptarget-rs: a Rust re-implementation of LLVM's OpenMP offloading runtime
-//! (`libomptarget.so.22.1`).
+//! omptarget-rs: a Rust re-implementation of LLVM's offloading runtimes:
+//! OpenMP's `libomptarget.so.22.1` and liboffload's `ol*` API
+//! (`libLLVMOffload.so.22.1`), over one device layer.
 //!
-//! The crate builds a C-ABI shared library that a clang-compiled OpenMP
-//! program loads instead of LLVM's (by `LD_PRELOAD`, or as a file named
-//! `libomptarget.so.22.1` first on the library path), and an rlib that Rust
-//! offload binaries and this crate's tests link directly.
-//!
-//! Layout (dependency direction `api -> runtime -> plugins`):
-//! - [`abi`]: `#[repr(C)]` mirrors of what the compiler emits, flag constants,
-//!   and the only helpers that turn raw pointers into Rust values.
-//! - [`api`]: the exported `extern "C"` entry points; thin shims that catch
-//!   panics and call the runtime.
-//! - [`runtime`]: devices, registered images, the mapping table, data motion
-//!   and kernel launch. No FFI.
+//! Layers, bottom to top (an import only ever points down; `tests/layers.rs`
+//! checks it):
+//! - [`base`]: primitives (error type, configuration, diagnostics, fork
+//!   participation, the libomp binding, ELF parsing, hashing, clocks).
+//! - [`abi`]: `#[repr(C)]` mirrors of what the compilers emit and the only
+//!   helpers that turn raw pointers into Rust values.
 //! - [`plugins`]: one back-end per folder behind the [`plugins::Plugin`] trait.
-//! - [`offload`]: liboffload's `ol*` API (`libLLVMOffload.so.22.1`) on the same devices.
-//! - [`env`]: configuration read once from the environment, diagnostics and
-//!   the failure policy.
+//! - [`tools`]: OMPT and the profile timeline.
+//! - [`device`]: the API-neutral device layer: devices, queues, memory with
+//!   one allocation table, launch, images, and the one door to the tools.
+//! - [`openmp`] and [`liboffload`]: the semantics of the two APIs, side by
+//!   side over the device layer; neither imports the other.
+//! - [`c_api`]: the exported `extern "C"` entry points, generated from one
+//!   declaration list per family.
 
 pub mod abi;
-pub mod api;
-pub mod env;
-pub mod error;
+#[macro_use]
+pub mod base;
+pub mod c_api;
+pub mod device;
 #[doc(hidden)]
 pub mod fuzzing;
-pub mod offload;
-pub mod ompt;
+pub mod liboffload;
+pub mod openmp;
 pub mod plugins;
-pub mod profile;
-pub mod runtime;
+pub mod tools;

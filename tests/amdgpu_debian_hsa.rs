@@ -27,7 +27,7 @@ fn debian_libhsa_without_gpu() {
     let err = amd.target_ids(0).unwrap_err().to_string();
     assert!(err.starts_with("amdgpu: error in hsa_init: HSA_STATUS_ERROR"), "{err}");
     // The host plugin is unaffected.
-    let rt = omptarget_rs::runtime::get();
+    let rt = omptarget_rs::openmp::get();
     rt.init_all();
     assert_eq!(rt.num_devices(), 4);
     println!("{lib}: {err}");

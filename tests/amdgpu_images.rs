@@ -11,12 +11,12 @@
 //! kernels with OpenMP environments), which the tests run when needed.
 //! Without the images every test prints `skipped: gpu-images not built`.
 
+use omptarget_rs::device::image::parse_offload_binary;
 use omptarget_rs::plugins::Plugin;
 use omptarget_rs::plugins::amdgpu::image::{self, Feature, TargetId};
 use omptarget_rs::plugins::amdgpu::kernargs::{self, Geometry};
 use omptarget_rs::plugins::amdgpu::{AmdgpuPlugin, hsa};
 use omptarget_rs::plugins::cuda::image::ExecMode;
-use omptarget_rs::runtime::image::parse_offload_binary;
 use std::path::{Path, PathBuf};
 use std::sync::Once;
 

@@ -13,7 +13,7 @@ fn no_runtime_means_zero_devices_and_host_still_works() {
 
     // rustc's init path: every plugin that costs nothing is initialised,
     // the AMDGPU plugin is not (no AMDGPU image was registered).
-    let rt = omptarget_rs::runtime::get();
+    let rt = omptarget_rs::openmp::get();
     rt.init_all();
     assert_eq!(rt.num_devices(), 4, "the host plugin's four devices, unchanged");
     assert!(!hsa::touched(), "__tgt_init_all_rtls must not open libhsa");

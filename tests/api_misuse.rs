@@ -14,10 +14,10 @@ mod common;
 use common::{expect_abort, ident, init_runtime};
 use core::ffi::{CStr, c_char, c_void};
 use omptarget_rs::abi::{__tgt_bin_desc, __tgt_device_image, __tgt_kernel_arguments, __tgt_offload_entry, ident_t, map_var_info_t};
-use omptarget_rs::api::data::*;
-use omptarget_rs::api::device_api::*;
-use omptarget_rs::api::kernel::{__tgt_target_kernel, __tgt_target_nowait_query};
-use omptarget_rs::api::register::{__tgt_register_lib, __tgt_register_requires, __tgt_unregister_lib};
+use omptarget_rs::c_api::openmp::data::*;
+use omptarget_rs::c_api::openmp::device_api::*;
+use omptarget_rs::c_api::openmp::kernel::{__tgt_target_kernel, __tgt_target_nowait_query};
+use omptarget_rs::c_api::openmp::register::{__tgt_register_lib, __tgt_register_requires, __tgt_unregister_lib};
 use std::ptr::{null, null_mut};
 
 const TO: i64 = 0x1;
@@ -390,7 +390,7 @@ fn double_unregister_is_harmless() {
         __tgt_unregister_lib(&mut d);
         __tgt_unregister_lib(&mut never);
         for _ in 0..3 {
-            omptarget_rs::api::register::__tgt_rtl_deinit();
+            omptarget_rs::c_api::openmp::register::__tgt_rtl_deinit();
         }
         // The all-zero descriptor older rustc registers around each kernel.
         __tgt_register_lib(&mut never);
@@ -917,7 +917,7 @@ fn interop_init_leaves_interop_none() {
     init_runtime();
     let mut obj: *mut c_void = 0x1234 as *mut c_void;
     // SAFETY: a valid pointer to the interop variable.
-    unsafe { omptarget_rs::api::interop::__tgt_interop_init(null_mut(), 0, &mut obj, 2, 0, 0, null_mut(), 0) };
+    unsafe { omptarget_rs::c_api::openmp::interop::__tgt_interop_init(null_mut(), 0, &mut obj, 2, 0, 0, null_mut(), 0) };
     assert!(obj.is_null());
 }
 

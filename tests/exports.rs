@@ -1,4 +1,4 @@
-//! The built cdylib exports exactly the names in `src/api/exports.list`, each
+//! The built cdylib exports exactly the names in `src/c_api/openmp/exports.list`, each
 //! as `NAME@@VERS1.0`, under the SONAME `libomptarget.so.22.1`
 //! (abi-reference §1.1–§1.3, pitfall 1 of §11.2). Builds nothing itself:
 //! `cargo test` builds the cdylib next to (or one level above) this test.
@@ -21,8 +21,8 @@ fn cdylib() -> Option<PathBuf> {
 }
 
 fn listed_names() -> Vec<String> {
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/src/api/exports.list");
-    let text = std::fs::read_to_string(path).expect("read src/api/exports.list");
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/src/c_api/openmp/exports.list");
+    let text = std::fs::read_to_string(path).expect("read src/c_api/openmp/exports.list");
     // A line is a name, optionally followed by `ra` (the codeptr_ra trampoline).
     text.lines()
         .map(str::trim)
@@ -57,11 +57,11 @@ fn links_the_library() {
 fn exports_list_has_no_duplicates_and_all_81_reference_names() {
     let names = listed_names();
     let set: BTreeSet<_> = names.iter().collect();
-    assert_eq!(set.len(), names.len(), "src/api/exports.list names a symbol twice");
+    assert_eq!(set.len(), names.len(), "src/c_api/openmp/exports.list names a symbol twice");
     // LLVM 22.1 exports 81 functions (abi-reference §1.1); the list keeps its
     // own additions after a "# Extensions" comment.
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/src/api/exports.list");
-    let text = std::fs::read_to_string(path).expect("read src/api/exports.list");
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/src/c_api/openmp/exports.list");
+    let text = std::fs::read_to_string(path).expect("read src/c_api/openmp/exports.list");
     let reference =
         text.lines().map(str::trim).take_while(|l| !l.starts_with("# Extensions")).filter(|l| !l.is_empty() && !l.starts_with('#')).count();
     assert_eq!(reference, 81, "exports.list should list LLVM 22.1's 81 exports before its first '# Extensions' comment");
@@ -99,14 +99,14 @@ fn cdylib_exports_exactly_the_list_with_version_node() {
         }
         exported.insert(name.to_owned());
     }
-    // The library is liboffload too: the ol* names of src/offload/api.rs
+    // The library is liboffload too: the ol* names of src/c_api/liboffload.rs
     // (tests/offload_exports.rs checks them against LLVM's library).
     let offload = std::fs::read_to_string(concat!(env!("OUT_DIR"), "/offload_exports.txt")).expect("offload_exports.txt from build.rs");
     let listed: BTreeSet<String> = listed_names().into_iter().chain(offload.lines().map(str::to_owned)).collect();
     let extra: Vec<_> = exported.difference(&listed).collect();
     let missing: Vec<_> = listed.difference(&exported).collect();
-    assert!(extra.is_empty(), "{} exports symbols not in src/api/exports.list: {extra:?}", lib.display());
-    assert!(missing.is_empty(), "{} lacks symbols listed in src/api/exports.list: {missing:?}", lib.display());
+    assert!(extra.is_empty(), "{} exports symbols not in src/c_api/openmp/exports.list: {extra:?}", lib.display());
+    assert!(missing.is_empty(), "{} lacks symbols listed in src/c_api/openmp/exports.list: {missing:?}", lib.display());
     assert!(
         unversioned.is_empty(),
         "every export must be the default version NAME@@{VERSION_NODE} (abi-reference §1.2); not so: {unversioned:?}"

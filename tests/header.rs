@@ -1,6 +1,6 @@
 //! The committed C header `include/omptarget_rs.h` is exactly what the
 //! pinned cbindgen (=0.29.0, with `cbindgen.toml`) generates from the
-//! sources, and it declares every symbol of `src/api/exports.list`
+//! sources, and it declares every symbol of `src/c_api/openmp/exports.list`
 //! (style guide §8 "Exports and header").
 //!
 //! Refresh the header after an intended change with either
@@ -30,7 +30,7 @@ fn generate() -> Vec<u8> {
     let bindings = cbindgen::generate(root()).unwrap_or_else(|e| panic!("cbindgen could not generate the header: {e}"));
     let mut out = Vec::new();
     bindings.write(&mut out);
-    // An export with a `codeptr_ra` trampoline (`ra` in src/api/exports.list)
+    // An export with a `codeptr_ra` trampoline (`ra` in src/c_api/openmp/exports.list)
     // is the Rust function `__omptarget_rs_impl_NAME`, reached from `NAME`
     // with the same signature: C code calls `NAME`.
     String::from_utf8(out).expect("cbindgen writes UTF-8").replace("__omptarget_rs_impl_", "").into_bytes()
@@ -81,7 +81,7 @@ fn header_declares_every_export() {
         println!("skipped: {HEADER} not present yet");
         return;
     };
-    let list = std::fs::read_to_string(root().join("src/api/exports.list")).expect("read src/api/exports.list");
+    let list = std::fs::read_to_string(root().join("src/c_api/openmp/exports.list")).expect("read src/c_api/openmp/exports.list");
     let missing: Vec<&str> = list
         .lines()
         .map(str::trim)

@@ -18,10 +18,10 @@ use core::ffi::{CStr, c_char, c_void};
 use omptarget_rs::abi::{
     __tgt_bin_desc, __tgt_device_image, __tgt_kernel_arguments, __tgt_offload_entry, __tgt_offload_entry_legacy, ident_t,
 };
-use omptarget_rs::api::data::{__tgt_target_data_begin_mapper, __tgt_target_data_end_mapper, __tgt_target_data_update_mapper};
-use omptarget_rs::api::device_api::*;
-use omptarget_rs::api::kernel::{__tgt_target_kernel, __tgt_target_mapper};
-use omptarget_rs::api::register::{__tgt_register_lib, __tgt_unregister_lib};
+use omptarget_rs::c_api::openmp::data::{__tgt_target_data_begin_mapper, __tgt_target_data_end_mapper, __tgt_target_data_update_mapper};
+use omptarget_rs::c_api::openmp::device_api::*;
+use omptarget_rs::c_api::openmp::kernel::{__tgt_target_kernel, __tgt_target_mapper};
+use omptarget_rs::c_api::openmp::register::{__tgt_register_lib, __tgt_unregister_lib};
 use std::collections::BTreeSet;
 use std::ptr::null_mut;
 use std::sync::OnceLock;

@@ -6,8 +6,8 @@ mod common;
 
 use common::init_runtime;
 use core::ffi::c_void;
-use omptarget_rs::api::interop::*;
-use omptarget_rs::api::kernel_lang::{__llvmPopCallConfiguration, __llvmPushCallConfiguration, dim3, llvmLaunchKernel};
+use omptarget_rs::c_api::openmp::interop::*;
+use omptarget_rs::c_api::openmp::kernel_lang::{__llvmPopCallConfiguration, __llvmPushCallConfiguration, dim3, llvmLaunchKernel};
 use std::ptr::{null, null_mut};
 
 const EMPTY: i32 = -1;
@@ -103,7 +103,7 @@ fn kernel_language_launch_with_bad_arguments_stays_up() {
 
 #[test]
 fn record_replay_needs_a_gpu_device() {
-    use omptarget_rs::api::unimplemented::{__tgt_activate_record_replay, __tgt_target_kernel_replay};
+    use omptarget_rs::c_api::openmp::unimplemented::{__tgt_activate_record_replay, __tgt_target_kernel_replay};
     init_runtime();
     let mut offset = 7u64;
     // SAFETY: `offset` is writable; the host device is refused before any use.

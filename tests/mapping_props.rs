@@ -20,13 +20,13 @@ mod common;
 
 use common::Rng;
 use omptarget_rs::abi::MapType;
-use omptarget_rs::api::device_api::{
+use omptarget_rs::c_api::openmp::device_api::{
     omp_get_mapped_ptr, omp_target_alloc, omp_target_associate_ptr, omp_target_disassociate_ptr, omp_target_free, omp_target_is_present,
 };
-use omptarget_rs::runtime::async_info::AsyncInfo;
-use omptarget_rs::runtime::data::{self, BeginState, MapArg};
-use omptarget_rs::runtime::device::Device;
-use omptarget_rs::runtime::mapping::{INF, Lookup, MapEntry, MappingTable};
+use omptarget_rs::device::Device;
+use omptarget_rs::device::queue::AsyncInfo;
+use omptarget_rs::openmp::data::{self, BeginState, MapArg};
+use omptarget_rs::openmp::mapping::{INF, Lookup, MapEntry, MappingTable};
 
 const TO: u64 = MapType::TO;
 const FROM: u64 = MapType::FROM;
@@ -190,7 +190,7 @@ fn entry_counts_match_model() {
 
 fn device(id: i64) -> &'static Device {
     common::init_runtime();
-    omptarget_rs::runtime::get().device(id).expect("host-plugin device")
+    omptarget_rs::openmp::get().device(id).expect("host-plugin device")
 }
 
 /// A zero-initialised host buffer owned by one test; addressed only through
@@ -225,7 +225,7 @@ fn arg(buf: &HostBuf, off: usize, size: usize, ty: u64) -> MapArg {
 }
 
 /// Runs one runtime operation; a panic inside it becomes `Err("PANIC: ..")`.
-fn catching(f: impl FnOnce() -> omptarget_rs::error::Result<()>) -> Result<(), String> {
+fn catching(f: impl FnOnce() -> omptarget_rs::base::error::Result<()>) -> Result<(), String> {
     match std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)) {
         Ok(r) => r.map_err(|e| e.to_string()),
         Err(p) => {
@@ -240,7 +240,7 @@ fn begin(dev: &'static Device, args: &[MapArg]) -> Result<(), String> {
     let mut st = BeginState::default();
     catching(|| {
         let mut q = AsyncInfo::new(dev);
-        data::data_begin(omptarget_rs::runtime::get(), dev, &mut args, false, &mut st, &mut q)?;
+        data::data_begin(omptarget_rs::openmp::get(), dev, &mut args, false, &mut st, &mut q)?;
         data::process_attach(dev, &st, &mut q)?;
         q.finish(false)
     })

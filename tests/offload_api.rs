@@ -7,9 +7,9 @@
 mod common;
 
 use core::ffi::c_void;
-use omptarget_rs::offload::api::*;
-use omptarget_rs::offload::error::{ErrorStruct, errc};
-use omptarget_rs::offload::types::*;
+use omptarget_rs::c_api::liboffload::*;
+use omptarget_rs::liboffload::error::{ErrorStruct, errc};
+use omptarget_rs::liboffload::types::*;
 
 fn code(r: *const ErrorStruct) -> u32 {
     // SAFETY: a non-NULL ol_result_t points to a record that stays valid.

@@ -1,7 +1,7 @@
 //! The library is also a drop-in `libLLVMOffload.so.22.1` (issue 17): it
 //! exports exactly the 70 `ol*` functions of LLVM 22.1's liboffload, each as
 //! `NAME@@VERS1.0`, generated from the one declaration list of
-//! `src/offload/api.rs`; `cargo build` leaves the name
+//! `src/c_api/liboffload.rs`; `cargo build` leaves the name
 //! `target/<profile>/libLLVMOffload.so.22.1` pointing at it.
 
 mod common;
@@ -39,7 +39,7 @@ fn links_the_library() {
 
 #[test]
 fn declaration_list_names_35_functions_and_their_twins() {
-    let names = omptarget_rs::offload::api::EXPORTS;
+    let names = omptarget_rs::c_api::liboffload::EXPORTS;
     assert_eq!(names.len(), 70);
     let set: BTreeSet<_> = names.iter().collect();
     assert_eq!(set.len(), 70, "a name appears twice");
@@ -58,7 +58,7 @@ fn cdylib_exports_what_llvm_22_1_liboffload_exports() {
         return;
     };
     let Some(ours) = ol_exports(&lib) else { return };
-    let want: BTreeSet<String> = omptarget_rs::offload::api::EXPORTS.iter().map(|n| format!("{n}@@VERS1.0")).collect();
+    let want: BTreeSet<String> = omptarget_rs::c_api::liboffload::EXPORTS.iter().map(|n| format!("{n}@@VERS1.0")).collect();
     assert_eq!(ours, want, "ol* exports of {} (with versions)", lib.display());
     if !std::path::Path::new(LLVM_LIB).exists() {
         println!("skipped: {LLVM_LIB} not installed (liboffload-22)");

@@ -2,7 +2,7 @@
 //! enumeration's names and values, and the layout of the structs the API
 //! passes (the C tests in c-tests/offload compile against that header).
 
-use omptarget_rs::offload::{error, types};
+use omptarget_rs::liboffload::{error, types};
 
 const HEADER: &str = "/usr/lib/llvm-22/include/offload/OffloadAPI.h";
 

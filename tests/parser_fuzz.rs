@@ -5,8 +5,8 @@
 //! but must never panic, read out of bounds or return ranges outside its input.
 //! The seed is printed; set OMPTARGET_RS_SEED to replay.
 
-use omptarget_rs::runtime::entries::parse_entries;
-use omptarget_rs::runtime::image::{check_elf_layout, elf_ident, elf_symbol_size, parse_offload_binary};
+use omptarget_rs::device::image::{check_elf_layout, elf_ident, elf_symbol_size, parse_offload_binary};
+use omptarget_rs::openmp::entries::parse_entries;
 
 struct Rng(u64);
 impl Rng {
@@ -155,7 +155,7 @@ fn entry_table_parser_survives_mutations() {
         if (0x2000..0x2004).contains(&p) {
             Ok(format!("sym{p:x}"))
         } else {
-            Err(omptarget_rs::error::OffloadError::BadImage(format!("bad name pointer {p:#x}")))
+            Err(omptarget_rs::base::error::OffloadError::BadImage(format!("bad name pointer {p:#x}")))
         }
     };
     assert_eq!(parse_entries(&sample, names).unwrap().1.len(), 4);

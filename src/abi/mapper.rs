@@ -8,7 +8,7 @@
 //! program made grows the way its `std::vector` would (libstdc++'s
 //! `operator new` / `operator delete` when the process has them).
 
-use crate::error::{OffloadError, Result};
+use crate::base::error::{OffloadError, Result};
 use core::ffi::c_void;
 
 /// `MapComponentInfoTy`: one component a mapper pushed.

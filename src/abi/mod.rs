@@ -3,7 +3,6 @@
 //! the pointer helpers in [`ptr`], which are the only place raw caller
 //! pointers become Rust values.
 
-pub mod libomp;
 pub mod map_type;
 pub mod mapper;
 pub mod omp_task;

@@ -6,7 +6,7 @@
 //! The libomp entry points are looked up at run time; without libomp the
 //! caller runs the operation itself.
 
-use super::libomp::{KmpDependInfo, global_thread_num};
+use crate::base::libomp::{KmpDependInfo, global_thread_num};
 use core::ffi::c_void;
 use std::sync::OnceLock;
 
@@ -60,7 +60,7 @@ extern "C" fn run_work(_gtid: i32, task: *mut KmpTask) -> i32 {
     let work = unsafe { Box::from_raw((*task).shareds as *mut Work) };
     // No panic may unwind into libomp.
     if std::panic::catch_unwind(std::panic::AssertUnwindSafe(work)).is_err() {
-        crate::env::diag::report("an asynchronous device operation panicked; its result is undefined");
+        crate::base::diag::report("an asynchronous device operation panicked; its result is undefined");
     }
     0
 }

@@ -3,7 +3,7 @@
 //! an error naming the problem instead of invoking undefined behaviour.
 
 use crate::abi::types::ident_t;
-use crate::error::{OffloadError, Result};
+use crate::base::error::{OffloadError, Result};
 use core::ffi::{CStr, c_char};
 
 /// Borrows `len` elements at `ptr`.

@@ -5,14 +5,11 @@
 //! `u64`; the methods that touch host memory are `unsafe` and say what the
 //! caller must guarantee.
 
-#[macro_use]
-mod driver_table;
-
 pub mod amdgpu;
 pub mod cuda;
 pub mod host;
 
-use crate::error::Result;
+use crate::base::error::Result;
 
 /// Allocation kinds (`TargetAllocTy`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -173,7 +170,7 @@ pub trait Plugin: Send + Sync {
     }
     /// Takes a queue for one async context (pooled; cheap after the first).
     fn queue_acquire(&self, _device: usize) -> Result<QueueHandle> {
-        Err(crate::error::OffloadError::Internal(format!("{}: no asynchronous queues", self.name())))
+        Err(crate::base::error::OffloadError::Internal(format!("{}: no asynchronous queues", self.name())))
     }
     /// Waits until everything queued has completed, then frees what the
     /// queued work needed (launch buffers). Returns the first failure of any
@@ -221,7 +218,7 @@ pub trait Plugin: Send + Sync {
     }
     /// Records an event after the work queued so far on `queue`.
     fn event_record(&self, _device: usize, _queue: QueueHandle) -> Result<EventHandle> {
-        Err(crate::error::OffloadError::Internal(format!("{}: no events", self.name())))
+        Err(crate::base::error::OffloadError::Internal(format!("{}: no events", self.name())))
     }
     /// Makes later work on `queue` wait (on the device) for `event`.
     fn event_wait(&self, _device: usize, _event: EventHandle, _queue: QueueHandle) -> Result<()> {
@@ -249,7 +246,7 @@ pub trait Plugin: Send + Sync {
     /// Launches a kernel whose parameters are one buffer laid out as the
     /// kernel declares them (CUDA/HIP kernel-language launches), and waits.
     fn launch_raw(&self, _device: usize, _kernel: KernelHandle, name: &str, _params: &[u8], _dims: &LaunchDims) -> Result<()> {
-        Err(crate::error::OffloadError::InvalidArgument(format!(
+        Err(crate::base::error::OffloadError::InvalidArgument(format!(
             "{}: kernel-language launches (CUDA/HIP argument buffers) are not supported by this plugin (kernel {name})",
             self.name()
         )))
@@ -298,7 +295,7 @@ pub trait Plugin: Send + Sync {
     /// Fork safety: takes the plugin's locks for a `fork` (see
     /// `runtime::fork`); false as soon as one is busy. Plugins whose driver
     /// cannot be used in a child after `fork` (CUDA, HSA) keep the default.
-    fn lock_for_fork(&'static self, _held: &mut crate::runtime::fork::ForkLocks) -> bool {
+    fn lock_for_fork(&'static self, _held: &mut crate::base::fork::ForkLocks) -> bool {
         true
     }
     /// In a child after `fork` (locks released): work that a thread of the

@@ -72,9 +72,9 @@ pub fn seed_from_env(var: &str) -> u64 {
 pub fn init_runtime() {
     static INIT: Once = Once::new();
     INIT.call_once(|| {
-        omptarget_rs::api::register::__tgt_init_all_rtls();
+        omptarget_rs::c_api::openmp::register::__tgt_init_all_rtls();
     });
-    assert_eq!(omptarget_rs::api::device_api::omp_get_num_devices(), 4, "the host plugin exposes 4 devices");
+    assert_eq!(omptarget_rs::c_api::openmp::device_api::omp_get_num_devices(), 4, "the host plugin exposes 4 devices");
 }
 
 /// Environment variable naming the child case a re-executed test binary runs.
@@ -197,6 +197,6 @@ pub fn assert_ignored_tests_still_fail(names: &[&str]) {
 /// library calls this to pull the library's object (one codegen unit, so all
 /// exports) into its link.
 pub fn link_library() {
-    let f = std::hint::black_box(omptarget_rs::api::device_api::__tgt_get_num_devices as *const () as usize);
+    let f = std::hint::black_box(omptarget_rs::c_api::openmp::device_api::__tgt_get_num_devices as *const () as usize);
     assert_ne!(f, 0);
 }

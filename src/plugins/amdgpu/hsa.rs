@@ -20,7 +20,7 @@
 
 #![allow(non_snake_case, non_camel_case_types)] // HSA names, so they grep against hsa.h.
 
-use crate::error::{OffloadError, Result};
+use crate::base::error::{OffloadError, Result};
 use core::ffi::{c_char, c_int, c_void};
 use std::sync::OnceLock;
 

@@ -10,9 +10,9 @@
 //! a panic.
 
 use super::msgpack::{self, Value};
-use crate::error::{OffloadError, Result};
+use crate::base::error::{OffloadError, Result};
+use crate::device::image::{elf_ident, machine};
 use crate::plugins::cuda::image::{KERNEL_ENV_CONFIG_BYTES, KERNEL_ENV_SUFFIX, KernelEnvironment};
-use crate::runtime::image::{elf_ident, machine};
 use std::collections::HashMap;
 use std::fmt;
 

@@ -12,7 +12,7 @@
 //! global offsets, remainders) are zero, as in 22.1.
 
 use super::image::KernelMeta;
-use crate::error::{OffloadError, Result};
+use crate::base::error::{OffloadError, Result};
 
 /// Offsets in LLVM's `AMDGPUImplicitArgsTy` (256 bytes).
 pub mod implicit {

@@ -41,9 +41,9 @@ use super::cuda::image::KernelEnvironment;
 use super::cuda::memory::{MemoryPool, RawAllocator};
 use super::cuda::{DEVICE_ENVIRONMENT_SYMBOL, DeviceEnvironment};
 use super::{AllocKind, EventHandle, ImageHandle, KernelHandle, LaunchDims, Plugin, QueueHandle};
-use crate::env::config::{info, parse_bool, parse_int};
-use crate::env::diag;
-use crate::error::{OffloadError, Result};
+use crate::base::config::{info, parse_bool, parse_int};
+use crate::base::diag;
+use crate::base::error::{OffloadError, Result};
 use core::ffi::c_void;
 use hsa::{
     HsaAgent, HsaCodeObjectReader, HsaDim3, HsaExecutable, HsaExecutableSymbol, HsaIsa, HsaLoadedCodeObject, HsaMemoryPool, HsaQueue,
@@ -401,7 +401,7 @@ unsafe extern "C" fn queue_error(status: HsaStatus, queue: *mut HsaQueue, data: 
                 let desc = slot.hsa.map(|h| h.status_text(status)).unwrap_or_else(|| "unknown error".into());
                 format!("omptarget fatal error 1: received error in queue {}: {desc}\n", c_pointer(queue as u64))
             };
-            crate::env::diag::c_write(crate::env::diag::CStream::Stderr, &text);
+            crate::base::diag::c_write(crate::base::diag::CStream::Stderr, &text);
         });
         std::process::abort();
     }
@@ -418,7 +418,7 @@ unsafe extern "C" fn system_event(event: *const hsa::HsaAmdEvent, data: *mut c_v
     if e.event_type == consts::EVENT_GPU_MEMORY_FAULT && config().abort_on_gpu_error {
         // The process aborts right after: nothing observes a half-done report.
         let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            crate::env::diag::c_write(crate::env::diag::CStream::Stderr, &fault_report(rec, e));
+            crate::base::diag::c_write(crate::base::diag::CStream::Stderr, &fault_report(rec, e));
         }));
         std::process::abort();
     }
@@ -1228,7 +1228,7 @@ impl Plugin for AmdgpuPlugin {
     }
 
     fn load_binary(&self, device: usize, bytes: &[u8]) -> Result<ImageHandle> {
-        crate::runtime::image::check_elf_layout(bytes)?;
+        crate::device::image::check_elf_layout(bytes)?;
         let img = image::identify(bytes)?;
         let (st, dev) = self.device(device)?;
         if !dev.isas.iter().any(|t| image::is_compatible(&img, t)) {

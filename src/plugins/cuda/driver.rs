@@ -16,7 +16,7 @@
 
 #![allow(non_snake_case, non_camel_case_types)] // Driver names, so they grep against cuda.h.
 
-use crate::error::{OffloadError, Result};
+use crate::base::error::{OffloadError, Result};
 use core::ffi::{c_char, c_int, c_uint, c_void};
 use std::sync::OnceLock;
 

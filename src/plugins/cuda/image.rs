@@ -8,8 +8,8 @@
 //! bounds-checked and malformed input is an error naming the problem, never
 //! a panic.
 
-use crate::error::{OffloadError, Result};
-use crate::runtime::image::{elf_ident, machine};
+use crate::base::error::{OffloadError, Result};
+use crate::device::image::{elf_ident, machine};
 use std::collections::HashMap;
 use std::fmt;
 

@@ -10,7 +10,7 @@
 //! blocks are only given back to the driver when an allocation fails (then
 //! everything cached is released and the allocation retried once).
 
-use crate::error::Result;
+use crate::base::error::Result;
 use parking_lot::Mutex;
 use std::collections::HashMap;
 
@@ -140,7 +140,7 @@ impl MemoryPool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::error::OffloadError;
+    use crate::base::error::OffloadError;
     use std::cell::{Cell, RefCell};
     use std::collections::HashSet;
 

@@ -29,9 +29,9 @@ mod queue;
 mod timing;
 
 use super::{AllocKind, EventHandle, ImageHandle, KernelHandle, LaunchDims, Plugin, QueueHandle};
-use crate::env::config::{info, parse_bool, parse_int};
-use crate::env::diag;
-use crate::error::{OffloadError, Result};
+use crate::base::config::{info, parse_bool, parse_int};
+use crate::base::diag;
+use crate::base::error::{OffloadError, Result};
 use core::ffi::{c_char, c_int, c_uint, c_void};
 use driver::{CUcontext, CUdevice, CUdeviceptr, CUevent, CUresult, CUstream, CudaDriver, attr};
 use grid::{GridLimits, KernelGrid};
@@ -914,7 +914,7 @@ impl Plugin for CudaPlugin {
     }
 
     fn load_binary(&self, device: usize, bytes: &[u8]) -> Result<ImageHandle> {
-        crate::runtime::image::check_elf_layout(bytes)?;
+        crate::device::image::check_elf_layout(bytes)?;
         let img: CudaImage = image::identify(bytes)?;
         let (d, dev, ctx) = self.active(device)?;
         if !image::is_compatible(&img, dev.cc) {

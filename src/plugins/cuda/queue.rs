@@ -23,7 +23,7 @@
 
 use super::driver::{self, CUresult, CudaDriver};
 use super::{CudaPlugin, DeviceCtx, DriverAlloc, Handle, KernelLaunchEnvironment};
-use crate::error::{OffloadError, Result};
+use crate::base::error::{OffloadError, Result};
 use crate::plugins::{EventHandle, QueueHandle};
 use parking_lot::Mutex;
 use std::sync::Arc;

@@ -10,7 +10,7 @@
 //! number. Nothing changes on the launch path; a region's call costs what
 //! libomp's did (one indirect call through the GOT).
 
-use crate::error::{OffloadError, Result};
+use crate::base::error::{OffloadError, Result};
 use std::sync::atomic::{AtomicI32, Ordering};
 
 use super::NUM_DEVICES;

@@ -13,8 +13,8 @@ mod pool;
 mod queue;
 
 use super::{AllocKind, EventHandle, ImageHandle, KernelHandle, LaunchDims, Plugin, QueueHandle};
-use crate::error::{OffloadError, Result};
-use crate::runtime::image::{elf_ident, elf_symbol_size, machine};
+use crate::base::error::{OffloadError, Result};
+use crate::device::image::{elf_ident, elf_symbol_size, machine};
 use parking_lot::Mutex;
 use std::ffi::CString;
 
@@ -198,7 +198,7 @@ impl Plugin for HostPlugin {
     }
 
     fn load_binary(&self, device: usize, image: &[u8]) -> Result<ImageHandle> {
-        crate::runtime::image::check_elf_layout(image).map_err(|e| load_error(e.to_string()))?;
+        crate::device::image::check_elf_layout(image).map_err(|e| load_error(e.to_string()))?;
         let (path, fd) = Self::memfd_with(image, device)?;
         let lib = {
             let _loading = LOADER.lock();
@@ -228,7 +228,7 @@ impl Plugin for HostPlugin {
             match bound {
                 Ok(()) => crate::debug!("host plugin: bound omp_get_device_num at {} places for device {device}", slots.len()),
                 // The image still runs; its regions then get libomp's answer (22.1's).
-                Err(e) => crate::env::diag::report(&format!(
+                Err(e) => crate::base::diag::report(&format!(
                     "host device {device}: omp_get_device_num() in its regions answers the initial device: {e}"
                 )),
             }
@@ -350,7 +350,7 @@ impl Plugin for HostPlugin {
     }
 
     fn has_queues(&self) -> bool {
-        crate::env::config().host_queues.is_some()
+        crate::base::config().host_queues.is_some()
     }
 
     fn memory_is_host(&self) -> bool {
@@ -358,7 +358,7 @@ impl Plugin for HostPlugin {
     }
 
     fn queue_acquire(&self, _device: usize) -> Result<QueueHandle> {
-        Ok(self.queues.acquire(crate::env::config().host_queues.unwrap_or(0)))
+        Ok(self.queues.acquire(crate::base::config().host_queues.unwrap_or(0)))
     }
 
     fn queue_synchronize(&self, _device: usize, queue: QueueHandle) -> Result<()> {
@@ -390,7 +390,7 @@ impl Plugin for HostPlugin {
         _dims: &LaunchDims,
         queue: QueueHandle,
     ) -> Result<()> {
-        crate::env::diag::plugin_info(crate::env::config::info::PLUGIN_KERNEL, device, || {
+        crate::base::diag::plugin_info(crate::base::config::info::PLUGIN_KERNEL, device, || {
             format!("Launching kernel {name} with [1,1,1] blocks and [1,1,1] threads in Generic mode")
         });
         check_arg_count(name, args)?;
@@ -416,7 +416,7 @@ impl Plugin for HostPlugin {
     }
 
     fn launch(&self, device: usize, kernel: KernelHandle, name: &str, args: &[u64], _dims: &LaunchDims) -> Result<()> {
-        crate::env::diag::plugin_info(crate::env::config::info::PLUGIN_KERNEL, device, || {
+        crate::base::diag::plugin_info(crate::base::config::info::PLUGIN_KERNEL, device, || {
             format!("Launching kernel {name} with [1,1,1] blocks and [1,1,1] threads in Generic mode")
         });
         check_arg_count(name, args)?;
@@ -442,7 +442,7 @@ impl Plugin for HostPlugin {
         unsafe { call::call_kernel_slots(kernel as usize, slots, n) }
     }
 
-    fn lock_for_fork(&'static self, held: &mut crate::runtime::fork::ForkLocks) -> bool {
+    fn lock_for_fork(&'static self, held: &mut crate::base::fork::ForkLocks) -> bool {
         held.mutex(&LOADER) && held.mutex(&self.images) && self.queues.lock_for_fork(held) && self.pool.lock_for_fork(held)
     }
 

@@ -25,7 +25,7 @@
 //! Locks: one per size class and one per shard of the pointer → size table
 //! (shards by address), never one for the whole plugin.
 
-use crate::runtime::device::AddrHash;
+use crate::device::AddrHash;
 use parking_lot::Mutex;
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -47,7 +47,7 @@ const LARGE_CACHE_BLOCKS: usize = 16;
 /// The threshold `LIBOMPTARGET_MEMORY_MANAGER_THRESHOLD` asks for
 /// (`None` = the manager is disabled).
 pub fn threshold_from(value: Option<&str>) -> Option<usize> {
-    match value.map(|v| crate::env::config::parse_int(v.trim())) {
+    match value.map(|v| crate::base::config::parse_int(v.trim())) {
         None | Some(None) => Some(DEFAULT_THRESHOLD),
         Some(Some(0)) => None,
         // 22.1 reads it as an unsigned 64-bit number.
@@ -246,7 +246,7 @@ impl Pool {
 
     /// Fork safety: takes every lock of the pool (see `runtime::fork`), so
     /// a child never inherits one that another parent thread held.
-    pub fn lock_for_fork(&'static self, held: &mut crate::runtime::fork::ForkLocks) -> bool {
+    pub fn lock_for_fork(&'static self, held: &mut crate::base::fork::ForkLocks) -> bool {
         self.classes.iter().all(|m| held.mutex(m))
             && self.owned.iter().all(|m| held.mutex(m))
             && held.mutex(&self.large)

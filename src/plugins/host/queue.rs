@@ -9,7 +9,7 @@
 //! up as a wrong result against LLVM's runtime.
 
 use super::call;
-use crate::error::{OffloadError, Result};
+use crate::base::error::{OffloadError, Result};
 use crate::plugins::{EventHandle, QueueHandle};
 use parking_lot::Mutex;
 use std::sync::Arc;
@@ -67,7 +67,7 @@ fn bad(what: &str, h: u64) -> OffloadError {
 impl Queues {
     /// Fork safety: the queue list, the events and every queue's state, with
     /// no thread waiting for a queue's completion (see `runtime::fork`).
-    pub fn lock_for_fork(&'static self, held: &mut crate::runtime::fork::ForkLocks) -> bool {
+    pub fn lock_for_fork(&'static self, held: &mut crate::base::fork::ForkLocks) -> bool {
         if !(held.mutex(&self.queues) && held.mutex(&self.events)) {
             return false;
         }
