@@ -755,6 +755,26 @@ uint32_t __llvmPopCallConfiguration(struct dim3 *grid, struct dim3 *block, size_
 uint32_t llvmLaunchKernel(const void *func, struct dim3 grid, struct dim3 block, void *args, size_t shared_mem, void *_stream);
 
 /*
+ Starts recording or replaying on a GPU device (reserves its memory
+ block); stores the offset the caller must subtract from pointer arguments
+ of the replayed kernel. `OFFLOAD_FAIL` when the block cannot be reserved.
+
+ # Safety
+ `req_ptr_arg_offset` is NULL or writable.
+ */
+int __tgt_activate_record_replay(int64_t device_id, uint64_t memory_size, void *vaddr, bool is_record, bool save_output, uint64_t *req_ptr_arg_offset);
+
+/*
+ Replays a recorded kernel: restores `device_memory` into the device's
+ block and launches the kernel of `host_ptr` with the recorded arguments.
+
+ # Safety
+ `device_memory` holds `device_memory_size` bytes; `tgt_args` and
+ `tgt_offsets` hold `num_args` elements (NULL when 0).
+ */
+int __tgt_target_kernel_replay(struct ident_t *loc, int64_t device_id, void *host_ptr, void *device_memory, int64_t device_memory_size, void **tgt_args, ptrdiff_t *tgt_offsets, int32_t num_args, int32_t num_teams, int32_t thread_limit, uint64_t loop_tripcount);
+
+/*
  Registers a library's device images and offload entries.
 
  # Safety
@@ -790,26 +810,6 @@ void __tgt_rtl_deinit(void);
  Obsolete in LLVM 22.1: requirements arrive in `.requires` entries.
  */
 void __tgt_register_requires(int64_t flags);
-
-/*
- Starts recording or replaying on a GPU device (reserves its memory
- block); stores the offset the caller must subtract from pointer arguments
- of the replayed kernel. `OFFLOAD_FAIL` when the block cannot be reserved.
-
- # Safety
- `req_ptr_arg_offset` is NULL or writable.
- */
-int __tgt_activate_record_replay(int64_t device_id, uint64_t memory_size, void *vaddr, bool is_record, bool save_output, uint64_t *req_ptr_arg_offset);
-
-/*
- Replays a recorded kernel: restores `device_memory` into the device's
- block and launches the kernel of `host_ptr` with the recorded arguments.
-
- # Safety
- `device_memory` holds `device_memory_size` bytes; `tgt_args` and
- `tgt_offsets` hold `num_args` elements (NULL when 0).
- */
-int __tgt_target_kernel_replay(struct ident_t *loc, int64_t device_id, void *host_ptr, void *device_memory, int64_t device_memory_size, void **tgt_args, ptrdiff_t *tgt_offsets, int32_t num_args, int32_t num_teams, int32_t thread_limit, uint64_t loop_tripcount);
 
 extern void omptarget_rs_call_kernel(size_t kernel, const uint64_t *args, size_t n);
 

@@ -5,11 +5,15 @@
 #[macro_use]
 pub mod driver_table;
 
+pub mod clock;
 pub mod config;
 pub mod diag;
 pub mod error;
 pub mod fast_path;
 pub mod fork;
+pub mod guard;
+pub mod handles;
+pub mod hash;
 pub mod libomp;
 
 pub use config::config;

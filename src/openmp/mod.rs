@@ -7,12 +7,15 @@
 //! register/unregister cycles (older rustc does one per kernel) are cheap and
 //! never tear down devices that other libraries still use.
 
+pub mod async_info;
 pub mod data;
+pub mod device;
 pub mod device_api;
 pub mod entries;
 pub mod interop;
 pub mod launch;
 pub mod mapping;
+pub mod outcome;
 pub mod record_replay;
 pub mod registry;
 
@@ -21,17 +24,13 @@ use crate::base::config::info;
 use crate::base::diag::{self, Policy};
 use crate::base::error::{OffloadError, Result};
 use crate::base::libomp;
-use crate::device::Device;
-use crate::plugins::Plugin;
-use crate::plugins::amdgpu::AmdgpuPlugin;
-use crate::plugins::cuda::CudaPlugin;
-use crate::plugins::host::HostPlugin;
+use device::OmpDevice;
 use entries::Entry;
 use mapping::MapEntry;
 use parking_lot::{Mutex, RwLock};
 use registry::{DeviceImage, RegisteredLib, Registry};
+use std::sync::LazyLock;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, LazyLock};
 
 /// Builds the indirect-call table of a freshly loaded image (abi-reference
 /// §7.9) and publishes it in the image's `__omp_rtl_device_environment`
@@ -40,7 +39,7 @@ use std::sync::{Arc, LazyLock};
 /// Pairs `{host function address, device function address}` sorted by host
 /// address: one per `declare target indirect` function (the device global
 /// holds the device address), one per slot of an indirect vtable.
-fn setup_indirect_call_table(dev: &Device, image: crate::plugins::ImageHandle, entries: &[Entry]) -> Result<()> {
+fn setup_indirect_call_table(dev: &OmpDevice, image: crate::plugins::ImageHandle, entries: &[Entry]) -> Result<()> {
     use crate::abi::{OMP_DECLARE_TARGET_INDIRECT, OMP_DECLARE_TARGET_INDIRECT_VTABLE};
     let indirect: Vec<&Entry> = entries
         .iter()
@@ -85,12 +84,11 @@ fn setup_indirect_call_table(dev: &Device, image: crate::plugins::ImageHandle, e
 /// Process-wide runtime state.
 pub struct Runtime {
     refcount: AtomicUsize,
-    pub(crate) plugins: Vec<&'static dyn Plugin>,
-    /// User device number → device. Only ever grows; read without locks.
-    pub(crate) devices: crate::device::DeviceList,
-    /// Per plugin, once initialised: for each of its devices, the user
-    /// number once the device is exposed (LLVM's `initializeDevice`).
-    plugin_devices: Mutex<Vec<Option<Vec<Option<usize>>>>>,
+    /// The device layer's plugins and devices (shared with liboffload).
+    hw: &'static crate::device::Registry,
+    /// OpenMP's state of each device, by device number; filled when
+    /// OpenMP first uses a device. Only ever grows; read without locks.
+    pub(crate) devices: crate::device::DeviceList<OmpDevice>,
     registry: RwLock<Registry>,
     /// Bumped on every registration; devices compare it to load lazily.
     generation: AtomicU64,
@@ -267,37 +265,33 @@ fn intern(name: &str) -> &'static str {
     s
 }
 
-impl crate::base::fork::ForkSafe for Runtime {
+impl crate::base::fork::Participant for Runtime {
     fn lock_for_fork(&'static self, held: &mut crate::base::fork::ForkLocks) -> bool {
         held.mutex(&NAMES)
             && held.mutex(&UIDS)
             && interop::lock_for_fork(held)
-            && record_replay::lock_for_fork(held)
             && crate::tools::profile::lock_for_fork(held)
             && crate::tools::ompt::trace::lock_for_fork(held)
             && held.write(&self.registry)
             && held.mutex(&self.load_lock)
-            && held.mutex(&self.plugin_devices)
             && held.mutex(&self.no_device)
-            && self.devices.lock_for_fork(held)
-            && self.plugins.iter().all(|p| p.lock_for_fork(held))
+            && self.devices.all().into_iter().all(|d| d.lock_for_fork(held))
+    }
+
+    fn forked_child(&'static self) {
+        // Copies back that parent threads had in hand never complete here.
+        for dev in self.devices.all() {
+            dev.table.forget_copies_in_flight();
+        }
     }
 }
 
 impl Runtime {
     fn new() -> Self {
-        // LLVM's plugin order in this build: host, CUDA, AMDGPU. Creating a
-        // plugin touches no driver.
-        let host: &'static dyn Plugin = Box::leak(Box::new(HostPlugin::default()));
-        let cuda: &'static dyn Plugin = Box::leak(Box::new(CudaPlugin::default()));
-        let amdgpu: &'static dyn Plugin = Box::leak(Box::new(AmdgpuPlugin::default()));
-        let plugins = vec![host, cuda, amdgpu];
-        // A fork from now on waits for `RUNTIME` (the handlers call `get`).
         STARTED.store(true, Ordering::Release);
         Runtime {
             refcount: AtomicUsize::new(0),
-            plugin_devices: Mutex::new(vec![None; plugins.len()]),
-            plugins,
+            hw: crate::device::registry(),
             devices: crate::device::DeviceList::default(),
             registry: RwLock::new(Registry::default()),
             generation: AtomicU64::new(0),
@@ -305,6 +299,15 @@ impl Runtime {
             load_lock: Mutex::new(()),
             no_device: Mutex::new(Vec::new()),
         }
+    }
+
+    /// Joins the fork handlers (with the device layer), once.
+    fn join_fork_handlers(&'static self) {
+        static JOINED: std::sync::Once = std::sync::Once::new();
+        JOINED.call_once(|| {
+            self.hw.join_fork_handlers();
+            crate::base::fork::register(self);
+        });
     }
 
     /// `__tgt_rtl_init`: one more reference.
@@ -332,7 +335,7 @@ impl Runtime {
             // LLVM prints the tables once more when the runtime goes down.
             self.dump_tables_reversed("libomptarget:0:0");
         }
-        self.plugins.iter().for_each(|p| p.release_cached());
+        self.hw.release_cached();
     }
 
     /// Offloading disabled by `OMP_TARGET_OFFLOAD=disabled`: no plugin is used.
@@ -340,58 +343,35 @@ impl Runtime {
         libomp::target_offload() == 0
     }
 
-    /// Initialises a plugin (once) and returns its number of devices.
-    fn plugin_device_count(&self, plugin_index: usize) -> usize {
-        let mut pd = self.plugin_devices.lock();
-        self.plugin_slots(&mut pd, plugin_index).len()
+    /// OpenMP's state of device `id`, made the first time OpenMP uses it.
+    #[cold]
+    #[inline(never)]
+    fn omp_device(&self, id: usize) -> Option<&'static OmpDevice> {
+        if let Some(d) = self.devices.get(id) {
+            return Some(d);
+        }
+        let device = self.hw.get(id)?;
+        self.devices.get_or_init(id, || OmpDevice::new(device))
     }
 
-    fn plugin_slots<'a>(&self, pd: &'a mut [Option<Vec<Option<usize>>>], plugin_index: usize) -> &'a mut Vec<Option<usize>> {
-        pd[plugin_index].get_or_insert_with(|| {
-            let plugin = self.plugins[plugin_index];
-            let n = plugin.number_of_devices();
-            crate::debug!("plugin {} initialised with {n} devices", plugin.name());
-            vec![None; n]
-        })
-    }
-
-    /// The user number of a plugin's device, if it is exposed already.
-    fn exposed_device(&self, plugin_index: usize, device: usize) -> Option<usize> {
-        self.plugin_devices.lock()[plugin_index].as_ref().and_then(|s| s.get(device).copied().flatten())
-    }
-
-    /// Exposes a plugin's device as the next user device (once) and returns
-    /// its user number.
+    /// Exposes a plugin's device (see `device::Registry::expose`) and
+    /// returns its number, with OpenMP's state made for it.
     fn expose_device(&self, plugin_index: usize, device: usize) -> Option<usize> {
-        let mut pd = self.plugin_devices.lock();
-        let slots = self.plugin_slots(&mut pd, plugin_index);
-        let slot = slots.get_mut(device)?;
-        if let Some(id) = *slot {
-            return Some(id);
-        }
-        let plugin = self.plugins[plugin_index];
-        let id = self.devices.push_with(|id| Device::new(id, plugin, device))?;
-        *slot = Some(id);
-        plugin.device_exposed(device, id);
-        if crate::tools::ompt::on()
-            && let Some(dev) = self.devices.get(id)
-        {
-            let kind = std::ffi::CString::new(plugin.compute_unit_kind(device)).unwrap_or_default();
-            crate::tools::ompt::device_initialize(id, &kind, Arc::as_ptr(dev) as usize, plugin.traceable());
-        }
-        crate::debug!("plugin {} device {device} is user device {id}", plugin.name());
+        let id = self.hw.expose(plugin_index, device)?;
+        self.omp_device(id)?;
         Some(id)
     }
 
     /// Initialises a plugin and exposes all its devices (`__tgt_init_all_rtls`).
     fn plugin_device_ids(&self, plugin_index: usize) -> Vec<usize> {
-        let n = self.plugin_device_count(plugin_index);
+        let n = self.hw.plugin_device_count(plugin_index);
         (0..n).filter_map(|d| self.expose_device(plugin_index, d)).collect()
     }
 
     /// `__tgt_register_lib`.
-    pub fn register_lib(&self, key: usize, entries: Vec<Entry>, images: Vec<DeviceImage>) -> Result<()> {
+    pub fn register_lib(&'static self, key: usize, entries: Vec<Entry>, images: Vec<DeviceImage>) -> Result<()> {
         watch_exit();
+        self.join_fork_handlers();
         crate::tools::ompt::connect();
         crate::tools::profile::init();
         self.init();
@@ -402,14 +382,14 @@ impl Runtime {
         if !self.offload_disabled() {
             for (index, img) in images.iter().enumerate() {
                 let bytes = img.bytes();
-                for (pi, plugin) in self.plugins.iter().enumerate() {
+                for (pi, plugin) in self.hw.plugins().iter().enumerate() {
                     if !plugin.is_compatible(bytes) {
                         continue;
                     }
                     // Reference (PluginManager::registerLib): a device becomes a
                     // user device when an image is compatible with it.
-                    for d in 0..self.plugin_device_count(pi) {
-                        if self.exposed_device(pi, d).is_some_and(|id| device_images.contains_key(&id)) {
+                    for d in 0..self.hw.plugin_device_count(pi) {
+                        if self.hw.exposed(pi, d).is_some_and(|id| device_images.contains_key(&id)) {
                             continue;
                         }
                         if !plugin.is_device_compatible(d, bytes) {
@@ -466,7 +446,8 @@ impl Runtime {
             }
             let bytes = img.bytes();
             let reasons: Vec<String> = self
-                .plugins
+                .hw
+                .plugins()
                 .iter()
                 .filter(|p| p.is_compatible(bytes))
                 .map(|p| {
@@ -546,48 +527,25 @@ impl Runtime {
     /// `__tgt_init_all_rtls`: initialise every plugin's devices now, except
     /// plugins that would load a driver for no registered image (they were
     /// initialised at registration if one of their images was registered).
-    pub fn init_all(&self) {
+    pub fn init_all(&'static self) {
+        self.join_fork_handlers();
         crate::tools::ompt::connect();
         crate::tools::profile::init();
         if self.offload_disabled() {
             return;
         }
-        for pi in 0..self.plugins.len() {
-            if self.plugins[pi].eager_init() {
+        for pi in 0..self.hw.plugins().len() {
+            if self.hw.plugins()[pi].eager_init() {
                 self.plugin_device_ids(pi);
             }
         }
     }
 
-    /// liboffload's view (`olInit`): every plugin initialised, drivers
-    /// included, and every device exposed, in plugin order. Returns each
-    /// plugin's devices (empty when it has none); the devices are the ones
-    /// OpenMP numbers, so both APIs share them.
-    pub fn all_plugin_devices(&self) -> Vec<Vec<Arc<Device>>> {
-        (0..self.plugins.len())
-            .map(|pi| self.plugin_device_ids(pi).into_iter().filter_map(|id| self.devices.get(id).cloned()).collect())
-            .collect()
-    }
-
-    /// Number of initialised devices (`omp_get_num_devices`).
+    /// Number of devices (`omp_get_num_devices`): every device exposed so
+    /// far, by either API.
+    #[inline]
     pub fn num_devices(&self) -> usize {
-        self.devices.len()
-    }
-
-    /// The user device whose `Device` lives at `ptr` (the `ompt_device_t *`
-    /// OMPT tools get), if any.
-    pub fn device_by_ptr(&self, ptr: usize) -> Option<usize> {
-        (0..self.devices.len()).find(|&i| self.devices.get(i).is_some_and(|d| Arc::as_ptr(d) as usize == ptr))
-    }
-
-    /// Whether user device `id`'s plugin offers OMPT device tracing.
-    pub fn device_traceable(&self, id: usize) -> bool {
-        self.devices.get(id).is_some_and(|d| d.plugin.traceable())
-    }
-
-    /// User device `id`'s clock in ns (OMPT device tracing).
-    pub fn device_clock(&self, id: usize) -> Option<u64> {
-        self.devices.get(id).and_then(|d| d.plugin.device_clock(d.plugin_device))
+        self.hw.len()
     }
 
     /// The offload policy, computed once.
@@ -606,11 +564,11 @@ impl Runtime {
 
     /// The device with user number `id`, its pending images loaded.
     /// Errors for numbers out of range (callers decide whether that is fatal).
-    pub fn device(&self, id: i64) -> Result<&Device> {
+    pub fn device(&self, id: i64) -> Result<&'static OmpDevice> {
         let dev = usize::try_from(id)
             .ok()
-            .and_then(|i| self.devices.get(i))
-            .ok_or_else(|| OffloadError::NoSuchDevice { device: id, available: self.devices.len() })?;
+            .and_then(|i| self.omp_device(i))
+            .ok_or_else(|| OffloadError::NoSuchDevice { device: id, available: self.num_devices() })?;
         if dev.generation() != self.generation.load(Ordering::Acquire) {
             self.load_pending(dev)?;
         }
@@ -619,7 +577,7 @@ impl Runtime {
 
     /// Like [`Runtime::device`] but aborts for a bad number, as `getDevice` callers in LLVM do.
     #[inline]
-    pub fn device_or_fatal(&self, id: i64) -> &Device {
+    pub fn device_or_fatal(&self, id: i64) -> &'static OmpDevice {
         if let Some(dev) = self.device_ready(id) {
             return dev;
         }
@@ -631,14 +589,14 @@ impl Runtime {
     /// test every construct makes. `None` for anything else, including the
     /// initial device's number.
     #[inline]
-    pub fn device_ready(&self, id: i64) -> Option<&Device> {
+    pub fn device_ready(&self, id: i64) -> Option<&'static OmpDevice> {
         let dev = usize::try_from(id).ok().and_then(|i| self.devices.get(i))?;
-        (dev.generation() == self.generation.load(Ordering::Acquire)).then_some(&**dev)
+        (dev.generation() == self.generation.load(Ordering::Acquire)).then_some(dev)
     }
 
     #[cold]
     #[inline(never)]
-    fn device_or_fatal_slow(&self, id: i64) -> &Device {
+    fn device_or_fatal_slow(&self, id: i64) -> &'static OmpDevice {
         match self.device(id) {
             Ok(d) => d,
             Err(OffloadError::NoSuchDevice { device, available }) => diag::fatal_bad_device(device, available),
@@ -651,7 +609,7 @@ impl Runtime {
 
     /// Loads every registered image meant for `dev` that is not loaded yet
     /// (`loadImagesOntoDevice`): kernels resolved, globals mapped with INF counts.
-    fn load_pending(&self, dev: &Device) -> Result<()> {
+    fn load_pending(&self, dev: &OmpDevice) -> Result<()> {
         let _guard = self.load_lock.lock();
         let generation = self.generation.load(Ordering::Acquire);
         if dev.generation() == generation {
@@ -719,9 +677,9 @@ impl Runtime {
                     let k = dev.plugin.get_function(dev.plugin_device, handle, &e.name).unwrap_or_else(|err| {
                         diag::plugin_error(&format!("Failure to init kernel: {err}"));
                         diag::report(&format!("Failed to load kernel {}", e.name));
-                        crate::device::MISSING_KERNEL
+                        device::MISSING_KERNEL
                     });
-                    kernels.push((e.addr, crate::device::Kernel { handle: k, name: intern(&e.name) }));
+                    kernels.push((e.addr, device::Kernel { handle: k, name: intern(&e.name) }));
                 }
             }
             crate::debug!("device {}: loaded image {index} of library {:#x}, {} kernels", dev.id, lib.key, kernels.len());
@@ -792,9 +750,9 @@ impl Runtime {
                 archs.len(),
                 archs.join(",")
             ));
-            diag::fatal_at(&loc.source(), 1, "failure of target construct while offloading is mandatory");
+            outcome::fatal_at(&loc.source(), 1, "failure of target construct while offloading is mandatory");
         }
-        diag::target_outcome(success, policy, loc, |loc| {
+        outcome::target_outcome(success, policy, loc, |loc| {
             self.dump_tables(&loc.to_string(), false);
             true
         });
@@ -811,7 +769,7 @@ impl Runtime {
         self.dump_device_tables(&devices, location, false);
     }
 
-    fn dump_device_tables(&self, devices: &[Arc<Device>], location: &str, to_stdout: bool) {
+    fn dump_device_tables(&self, devices: &[&'static OmpDevice], location: &str, to_stdout: bool) {
         let mut out = String::new();
         for dev in devices {
             let prefix = format!("omptarget device {} info: ", dev.id);
@@ -846,9 +804,9 @@ impl Runtime {
 
     /// Kernel for a region id on a device.
     #[inline] // Every launch: the hit stays in the caller, the errors out of line.
-    pub fn kernel(&self, dev: &Device, region_id: usize) -> Result<crate::device::Kernel> {
+    pub fn kernel(&self, dev: &OmpDevice, region_id: usize) -> Result<device::Kernel> {
         match dev.kernel(region_id) {
-            Some(k) if k.handle != crate::device::MISSING_KERNEL => Ok(k),
+            Some(k) if k.handle != device::MISSING_KERNEL => Ok(k),
             other => Err(kernel_error(dev, region_id, other)),
         }
     }
@@ -863,10 +821,10 @@ impl Runtime {
 /// Why [`Runtime::kernel`] has no kernel to launch.
 #[cold]
 #[inline(never)]
-fn kernel_error(dev: &Device, region_id: usize, found: Option<crate::device::Kernel>) -> crate::base::error::OffloadError {
+fn kernel_error(dev: &OmpDevice, region_id: usize, found: Option<device::Kernel>) -> crate::base::error::OffloadError {
     match found {
-        Some(k) => crate::device::missing_kernel(dev, k.name),
-        None => crate::device::unknown_region(region_id),
+        Some(k) => device::missing_kernel(dev, k.name),
+        None => device::unknown_region(region_id),
     }
 }
 

@@ -7,7 +7,7 @@ use crate::abi::mapper::{MapComponent, MapperComponents};
 use crate::abi::ptr::{self, Loc};
 use crate::abi::{MapType, ident_t, map_var_info_t};
 use crate::base::error::{OffloadError, Result};
-use crate::device::queue::AsyncInfo;
+use crate::openmp::async_info::AsyncInfo;
 use crate::openmp::data::{self, MapArg};
 use crate::openmp::{self, launch};
 use core::ffi::c_void;
@@ -239,7 +239,7 @@ unsafe fn target_data(name: &'static str, loc: *const ident_t, device_id: i64, r
             }
             DataOp::End => {
                 let mut post = data::EndQueue::new();
-                data::data_end(dev, args, false, &mut post, &mut q).and_then(|_| q.finish_end_queue(&mut post))
+                data::data_end(dev, args, false, &mut post, &mut q).and_then(|_| data::finish_end_queue(&mut q, &mut post))
             }
             DataOp::Update => data::data_update(dev, args, false, &mut q),
         };
@@ -276,7 +276,7 @@ const UPDATE_FAST_ITEMS: usize = 4;
 /// Each non-NULL array of `raw` holds `raw.num` elements.
 #[inline(always)]
 unsafe fn update_fast(device_id: i64, raw: &RawArgs) -> bool {
-    if !crate::base::fast_path::none() {
+    if !crate::base::fast_path::allowed() {
         return false;
     }
     let n = raw.num as usize;
@@ -356,7 +356,7 @@ unsafe fn update_fast(device_id: i64, raw: &RawArgs) -> bool {
 /// Each non-NULL array of `raw` holds `raw.num` elements.
 #[inline(always)]
 unsafe fn enter_exit_fast(device_id: i64, raw: &RawArgs, enter: bool) -> bool {
-    if !crate::base::fast_path::none()
+    if !crate::base::fast_path::allowed()
         || raw.num != 1
         || raw.begins.is_null()
         || raw.sizes.is_null()

@@ -5,6 +5,7 @@ use super::boundary::{int_entry, ptr_entry, value_entry, void_entry};
 use crate::abi::{self, omp_depend_t, ptr};
 use crate::base::diag;
 use crate::base::error::{OffloadError, Result};
+use crate::device::memory;
 use crate::openmp;
 use crate::plugins::AllocKind;
 use core::ffi::{c_char, c_int, c_void};
@@ -63,7 +64,21 @@ fn alloc_general(size: usize, device_num: c_int) -> *mut c_void {
 #[inline(always)]
 fn alloc_fast(size: usize, device_num: c_int) -> *mut c_void {
     match fast_device(device_num) {
-        Some(dev) if size != 0 => dev.plugin.alloc_plain(dev.plugin_device, size as u64).unwrap_or(0) as usize as *mut c_void,
+        Some(dev) if size != 0 => match dev.plugin.alloc_plain(dev.plugin_device, size as u64) {
+            Some(p) => {
+                if !memory::record_plain(p, size as u64, dev.id) {
+                    memory::record(memory::Allocation {
+                        base: p,
+                        size: size as u64,
+                        device: dev.id,
+                        kind: AllocKind::Default,
+                        origin: memory::Origin::OpenMp,
+                    });
+                }
+                p as usize as *mut c_void
+            }
+            None => core::ptr::null_mut(),
+        },
         _ => core::ptr::null_mut(),
     }
 }
@@ -71,8 +86,8 @@ fn alloc_fast(size: usize, device_num: c_int) -> *mut c_void {
 /// The device an allocation fast path may serve: ready, with nothing
 /// traced or recorded ([`crate::base::fast_path`]).
 #[inline(always)]
-fn fast_device(device_num: c_int) -> Option<&'static crate::device::Device> {
-    if !crate::base::fast_path::none() {
+fn fast_device(device_num: c_int) -> Option<&'static crate::openmp::device::OmpDevice> {
+    if !crate::base::fast_path::allowed() {
         return None;
     }
     openmp::get().device_ready(i64::from(device_num))
@@ -85,7 +100,22 @@ fn fast_device(device_num: c_int) -> Option<&'static crate::device::Device> {
 #[inline(always)]
 fn free_fast(ptr: *mut c_void, device_num: c_int) -> bool {
     match fast_device(device_num) {
-        Some(dev) if !ptr.is_null() => dev.plugin.free_plain(dev.plugin_device, ptr as u64),
+        Some(dev) if !ptr.is_null() => match memory::take_plain(ptr as u64, dev.id) {
+            Some(size) => {
+                if dev.plugin.free_plain(dev.plugin_device, ptr as u64, size) {
+                    return true;
+                }
+                memory::put_back(memory::Allocation {
+                    base: ptr as u64,
+                    size,
+                    device: dev.id,
+                    kind: AllocKind::Default,
+                    origin: memory::Origin::OpenMp,
+                });
+                false
+            }
+            None => false,
+        },
         _ => false,
     }
 }

@@ -7,7 +7,7 @@ use crate::abi::ptr::Loc;
 use crate::abi::{self, __tgt_kernel_arguments, MapType, ident_t, map_var_info_t};
 use crate::base::diag;
 use crate::base::error::{OffloadError, Result};
-use crate::device::queue::{AsyncInfo, TaskQuery};
+use crate::openmp::async_info::{AsyncInfo, TaskQuery};
 use crate::openmp::{self, launch::LaunchRequest};
 use core::ffi::c_void;
 
@@ -244,7 +244,7 @@ unsafe fn launch_fast(
     host_ptr: *mut c_void,
     args: *mut __tgt_kernel_arguments,
 ) -> Option<i32> {
-    if !crate::base::fast_path::none() || args.is_null() || !(args as usize).is_multiple_of(8) {
+    if !crate::base::fast_path::allowed() || args.is_null() || !(args as usize).is_multiple_of(8) {
         return None;
     }
     // SAFETY: non-NULL and aligned; every version starts with the 4-byte Version.
@@ -314,7 +314,7 @@ unsafe fn launch_fast(
 /// this way.
 #[inline(always)]
 fn launch_plain(
-    dev: &crate::device::Device,
+    dev: &crate::openmp::device::OmpDevice,
     kernel: crate::plugins::KernelHandle,
     ka: &mut __tgt_kernel_arguments,
     num_teams: i32,
@@ -354,7 +354,7 @@ fn launch_plain(
 #[inline(never)]
 unsafe fn launch_fast_mapped(
     loc: *mut ident_t,
-    dev: &'static crate::device::Device,
+    dev: &'static crate::openmp::device::OmpDevice,
     kernel: crate::plugins::KernelHandle,
     ka: &mut __tgt_kernel_arguments,
     num_teams: i32,
@@ -851,7 +851,7 @@ pub unsafe extern "C" fn __tgt_target_nowait_query(async_handle: *mut *mut c_voi
         }
         // SAFETY: non-NULL, aligned slot owned by the calling task.
         let slot = unsafe { &mut *async_handle };
-        match crate::device::queue::query_task_handle(slot) {
+        match crate::openmp::async_info::query_task_handle(slot) {
             Ok(TaskQuery::Pending | TaskQuery::Done) => Ok(()),
             Ok(TaskQuery::Invalid) => invalid(),
             Err(e) => {

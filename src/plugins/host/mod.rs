@@ -9,6 +9,7 @@
 
 mod bind;
 mod call;
+mod cpu;
 mod pool;
 mod queue;
 
@@ -316,8 +317,8 @@ impl Plugin for HostPlugin {
         self.pool.alloc(usize::try_from(size).ok()?, &Malloc)
     }
 
-    fn free_plain(&self, _device: usize, ptr: u64) -> bool {
-        self.pool.free(ptr, &Malloc);
+    fn free_plain(&self, _device: usize, ptr: u64, size: u64) -> bool {
+        self.pool.free_sized(ptr, size as usize, &Malloc);
         true
     }
 
@@ -443,7 +444,11 @@ impl Plugin for HostPlugin {
     }
 
     fn lock_for_fork(&'static self, held: &mut crate::base::fork::ForkLocks) -> bool {
-        held.mutex(&LOADER) && held.mutex(&self.images) && self.queues.lock_for_fork(held) && self.pool.lock_for_fork(held)
+        held.mutex(&LOADER)
+            && held.mutex(&cpu::CPU_INIT)
+            && held.mutex(&self.images)
+            && self.queues.lock_for_fork(held)
+            && self.pool.lock_for_fork(held)
     }
 
     fn forked_child(&self) {
@@ -460,6 +465,10 @@ impl Plugin for HostPlugin {
 
     fn uid(&self, device: usize) -> String {
         format!("x86_64-{device}")
+    }
+
+    fn properties(&self, _device: usize) -> super::DeviceProperties {
+        cpu::properties().clone()
     }
 
     fn device_info(&self, device: usize) -> String {

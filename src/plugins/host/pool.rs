@@ -25,9 +25,8 @@
 //! Locks: one per size class and one per shard of the pointer → size table
 //! (shards by address), never one for the whole plugin.
 
-use crate::device::AddrHash;
+use crate::base::hash::AddrHash;
 use parking_lot::Mutex;
-use std::collections::VecDeque;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Maps keyed by addresses or sizes: one multiply per hash, not SipHash.
@@ -67,15 +66,65 @@ pub trait Backing {
     fn free(&self, ptr: u64);
 }
 
+/// Kept blocks of one size, oldest first: a vector read from `head` on,
+/// cleared when emptied (a class that takes and gives back one block
+/// touches no wrap-around arithmetic).
+#[derive(Default)]
+struct Fifo {
+    items: Vec<u64>,
+    head: usize,
+}
+
+impl Fifo {
+    #[inline(always)]
+    fn pop_front(&mut self) -> Option<u64> {
+        let v = *self.items.get(self.head)?;
+        self.head += 1;
+        if self.head == self.items.len() {
+            self.items.clear();
+            self.head = 0;
+        }
+        Some(v)
+    }
+
+    #[inline(always)]
+    fn push_back(&mut self, v: u64) {
+        if self.head > 32 && self.head * 2 > self.items.len() {
+            self.compact();
+        }
+        self.items.push(v);
+    }
+
+    #[cold]
+    fn compact(&mut self) {
+        self.items.drain(..self.head);
+        self.head = 0;
+    }
+
+    fn is_empty(&self) -> bool {
+        self.head == self.items.len()
+    }
+
+    #[cfg(test)]
+    fn len(&self) -> usize {
+        self.items.len() - self.head
+    }
+
+    fn into_vec(mut self) -> Vec<u64> {
+        self.items.drain(..self.head);
+        self.items
+    }
+}
+
 #[derive(Default)]
 struct Class {
     /// Kept blocks of size `hot_size` (the size freed last; 0 = none),
     /// oldest first, outside the map: a program allocating and freeing one
     /// size takes and gives back blocks without hashing.
     hot_size: usize,
-    hot: VecDeque<u64>,
+    hot: Fifo,
     /// Kept blocks of the other sizes, each oldest first.
-    by_size: HashMap<usize, VecDeque<u64>>,
+    by_size: HashMap<usize, Fifo>,
 }
 
 impl Class {
@@ -116,15 +165,15 @@ impl Class {
 
     /// Every kept block; the class is empty afterwards.
     fn take_all(&mut self) -> Vec<u64> {
-        let mut all: Vec<u64> = std::mem::take(&mut self.hot).into();
-        all.extend(std::mem::take(&mut self.by_size).into_values().flatten());
+        let mut all: Vec<u64> = std::mem::take(&mut self.hot).into_vec();
+        all.extend(std::mem::take(&mut self.by_size).into_values().flat_map(Fifo::into_vec));
         self.hot_size = 0;
         all
     }
 
     #[cfg(test)]
     fn len(&self) -> usize {
-        self.hot.len() + self.by_size.values().map(VecDeque::len).sum::<usize>()
+        self.hot.len() + self.by_size.values().map(Fifo::len).sum::<usize>()
     }
 }
 
@@ -312,6 +361,17 @@ impl Pool {
         if self.threshold.is_some()
             && let Some(size) = self.recent.size_of(ptr)
         {
+            self.classes[class_of(size)].lock().keep(size, ptr);
+            return;
+        }
+        self.free_other(ptr, backing)
+    }
+
+    /// [`Pool::free`] of a block whose size the caller knows (the
+    /// allocation table's): a small block is kept without asking `recent`.
+    #[inline(always)]
+    pub fn free_sized(&self, ptr: u64, size: usize, backing: &dyn Backing) {
+        if self.small(size) {
             self.classes[class_of(size)].lock().keep(size, ptr);
             return;
         }
