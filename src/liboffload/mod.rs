@@ -2,7 +2,7 @@
 //! `libLLVMOffload.so.22.1`) over the same runtime devices and plugins the
 //! OpenMP entry points use. The library exports both APIs; a program linked
 //! against LLVM's liboffload loads it through the `libLLVMOffload.so.22.1`
-//! name build.rs links next to it (README, "liboffload").
+//! name build.rs links next to it (docs/liboffload.md).
 //!
 //! - [`api`]: the one declaration list that generates the 70 exports.
 //! - [`imp`]: the inner code of every entry point (safe Rust over checked pointers).
