@@ -2,7 +2,7 @@
 //! `libLLVMOffload.so.22.1`) over the device layer the OpenMP side uses too
 //! (one set of devices, one allocation table). The library exports both APIs; a program linked
 //! against LLVM's liboffload loads it through the `libLLVMOffload.so.22.1`
-//! name build.rs links next to it (README, "liboffload").
+//! name build.rs links next to it (docs/liboffload.md).
 //!
 //! - [`imp`]: the inner code of every entry point (safe Rust over checked pointers).
 //! - [`handles`], [`devices`], [`info`], [`error`], [`types`]: objects
