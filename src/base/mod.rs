@@ -7,6 +7,7 @@ pub mod driver_table;
 
 pub mod clock;
 pub mod config;
+pub mod cstream;
 pub mod diag;
 pub mod error;
 pub mod fast_path;
@@ -14,6 +15,8 @@ pub mod fork;
 pub mod guard;
 pub mod handles;
 pub mod hash;
+pub mod intern;
 pub mod libomp;
+pub mod stack;
 
 pub use config::config;

@@ -14,6 +14,44 @@ use super::handles::{DeviceKind, OlDevice, OlPlatform, Topology};
 use super::info::Value;
 use super::types::{DEVICE_TYPE_NAMES, DeviceInfo, PLATFORM_BACKEND_NAMES, PlatformInfo};
 use crate::plugins::DeviceType;
+use parking_lot::Mutex;
+use std::sync::OnceLock;
+
+static TOPOLOGY: OnceLock<Topology> = OnceLock::new();
+/// Held while [`TOPOLOGY`] is created. The fork handlers take it, so a
+/// child never inherits the `OnceLock` in the middle of its initialisation
+/// (its `get_or_init` would then wait forever for a thread it does not have).
+static TOPOLOGY_INIT: Mutex<()> = Mutex::new(());
+
+/// Platforms and devices (created by the first call; `olInit` makes it).
+pub fn topology() -> &'static Topology {
+    if let Some(t) = TOPOLOGY.get() {
+        return t;
+    }
+    let _creating = TOPOLOGY_INIT.lock();
+    TOPOLOGY.get_or_init(discover)
+}
+
+/// A device handle from C.
+pub fn device(h: *const OlDevice) -> OlResult<&'static OlDevice> {
+    match topology().devices.iter().find(|d| std::ptr::eq(**d, h)) {
+        Some(d) => Ok(d),
+        None => err(errc::INVALID_DEVICE, format!("{h:p} is not a device handle")),
+    }
+}
+
+/// The `ol*` device of a device-layer device.
+pub fn device_of(dev: &crate::device::Device) -> Option<&'static OlDevice> {
+    topology().devices.iter().copied().find(|d| d.real().is_some_and(|r| r.id == dev.id))
+}
+
+/// A platform handle from C.
+pub fn platform(h: *const OlPlatform) -> OlResult<&'static OlPlatform> {
+    match topology().platforms.iter().find(|p| std::ptr::eq(**p, h)) {
+        Some(p) => Ok(p),
+        None => err(errc::INVALID_PLATFORM, format!("{h:p} is not a platform handle")),
+    }
+}
 
 const VERSION: &str = "v0.0.1";
 const UNKNOWN_BACKEND: u32 = 0;
@@ -23,7 +61,7 @@ fn leak<T>(v: T) -> &'static T {
     Box::leak(Box::new(v))
 }
 
-pub fn discover() -> Topology {
+fn discover() -> Topology {
     let mut platforms = Vec::new();
     let mut devices = Vec::new();
     for plugin_devices in crate::device::registry().expose_every_device() {
@@ -121,4 +159,9 @@ pub fn platform_info(p: &'static OlPlatform, prop: PlatformInfo) -> OlResult<Val
         3 => Value::Enum(p.backend, PLATFORM_BACKEND_NAMES),
         v => return err(errc::INVALID_ENUMERATION, format!("getPlatformInfo enum '{v}' is invalid")),
     })
+}
+
+/// Fork safety: the device-list creation lock.
+pub(crate) fn lock_for_fork(held: &mut crate::base::fork::ForkLocks) -> bool {
+    held.mutex(&TOPOLOGY_INIT)
 }

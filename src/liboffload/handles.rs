@@ -15,7 +15,7 @@ use crate::device::program::{Program, SymbolKind};
 use crate::device::work_queue::{Event, WorkQueue};
 use parking_lot::{Mutex, RwLock};
 use std::collections::HashMap;
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 
 /// `ol_platform_impl_t`: one per plugin with devices, plus the host platform.
 pub struct OlPlatform {
@@ -104,54 +104,14 @@ pub struct Topology {
     pub devices: Vec<&'static OlDevice>,
 }
 
-static TOPOLOGY: OnceLock<Topology> = OnceLock::new();
-/// Held while [`TOPOLOGY`] is created. The fork handlers take it, so a
-/// child never inherits the `OnceLock` in the middle of its initialisation
-/// (its `get_or_init` would then wait forever for a thread it does not have).
-static TOPOLOGY_INIT: Mutex<()> = Mutex::new(());
-
 pub static QUEUES: HandleTable<OlQueue> = HandleTable::new();
 pub static EVENTS: HandleTable<OlEvent> = HandleTable::new();
 pub static PROGRAMS: HandleTable<OlProgram> = HandleTable::new();
 pub static SYMBOLS: HandleTable<OlSymbol> = HandleTable::new();
 
-/// Platforms and devices (created by the first call; `olInit` makes it).
-pub fn topology() -> &'static Topology {
-    if let Some(t) = TOPOLOGY.get() {
-        return t;
-    }
-    let _creating = TOPOLOGY_INIT.lock();
-    TOPOLOGY.get_or_init(super::devices::discover)
-}
-
-/// Fork safety: the device-list creation lock and the handle tables.
+/// Fork safety: the handle tables.
 pub(crate) fn lock_for_fork(held: &mut crate::base::fork::ForkLocks) -> bool {
-    held.mutex(&TOPOLOGY_INIT)
-        && QUEUES.lock_for_fork(held)
-        && EVENTS.lock_for_fork(held)
-        && PROGRAMS.lock_for_fork(held)
-        && SYMBOLS.lock_for_fork(held)
-}
-
-/// A device handle from C.
-pub fn device(h: *const OlDevice) -> OlResult<&'static OlDevice> {
-    match topology().devices.iter().find(|d| std::ptr::eq(**d, h)) {
-        Some(d) => Ok(d),
-        None => err(errc::INVALID_DEVICE, format!("{h:p} is not a device handle")),
-    }
-}
-
-/// The `ol*` device of a device-layer device.
-pub fn device_of(dev: &Device) -> Option<&'static OlDevice> {
-    topology().devices.iter().copied().find(|d| d.real().is_some_and(|r| r.id == dev.id))
-}
-
-/// A platform handle from C.
-pub fn platform(h: *const OlPlatform) -> OlResult<&'static OlPlatform> {
-    match topology().platforms.iter().find(|p| std::ptr::eq(**p, h)) {
-        Some(p) => Ok(p),
-        None => err(errc::INVALID_PLATFORM, format!("{h:p} is not a platform handle")),
-    }
+    QUEUES.lock_for_fork(held) && EVENTS.lock_for_fork(held) && PROGRAMS.lock_for_fork(held) && SYMBOLS.lock_for_fork(held)
 }
 
 macro_rules! live {

@@ -42,7 +42,7 @@ fn bytes<'a>(ptr: *const c_void, len: usize) -> OlResult<&'a [u8]> {
 
 pub(crate) fn init() -> OlResult<()> {
     super::join_fork_handlers();
-    handles::topology();
+    devices::topology();
     super::init_count().fetch_add(1, Ordering::AcqRel);
     Ok(())
 }
@@ -59,7 +59,7 @@ pub(crate) fn shut_down() -> OlResult<()> {
 
 pub(crate) fn iterate_devices(callback: IterateCb, user_data: *mut c_void) -> OlResult<()> {
     let Some(cb) = callback else { return null_pointer("Callback") };
-    for d in &handles::topology().devices {
+    for d in &devices::topology().devices {
         // SAFETY: a callback from the caller with the header's signature; the handle is a live device.
         if !unsafe { cb(*d as *const OlDevice, user_data) } {
             break;
@@ -69,22 +69,22 @@ pub(crate) fn iterate_devices(callback: IterateCb, user_data: *mut c_void) -> Ol
 }
 
 pub(crate) fn get_device_info(device: DeviceH, prop: DeviceInfo, size: usize, value: *mut c_void) -> OlResult<()> {
-    info::get(device.is_null(), "Device", errc::INVALID_NULL_HANDLE, size, value, || devices::device_info(handles::device(device)?, prop))
+    info::get(device.is_null(), "Device", errc::INVALID_NULL_HANDLE, size, value, || devices::device_info(devices::device(device)?, prop))
 }
 
 pub(crate) fn get_device_info_size(device: DeviceH, prop: DeviceInfo, ret: *mut usize) -> OlResult<()> {
-    info::size(device.is_null(), "Device", errc::INVALID_NULL_HANDLE, ret, || devices::device_info(handles::device(device)?, prop))
+    info::size(device.is_null(), "Device", errc::INVALID_NULL_HANDLE, ret, || devices::device_info(devices::device(device)?, prop))
 }
 
 pub(crate) fn get_platform_info(platform: PlatformH, prop: PlatformInfo, size: usize, value: *mut c_void) -> OlResult<()> {
     info::get(platform.is_null(), "Platform", errc::INVALID_NULL_HANDLE, size, value, || {
-        devices::platform_info(handles::platform(platform)?, prop)
+        devices::platform_info(devices::platform(platform)?, prop)
     })
 }
 
 pub(crate) fn get_platform_info_size(platform: PlatformH, prop: PlatformInfo, ret: *mut usize) -> OlResult<()> {
     info::size(platform.is_null(), "Platform", errc::INVALID_NULL_HANDLE, ret, || {
-        devices::platform_info(handles::platform(platform)?, prop)
+        devices::platform_info(devices::platform(platform)?, prop)
     })
 }
 
@@ -125,7 +125,7 @@ pub(crate) fn mem_alloc(device: DeviceH, ty: AllocType, size: usize, out: *mut *
     if out.is_null() {
         return null_pointer("AllocationOut");
     }
-    let dev = handles::device(device)?;
+    let dev = devices::device(device)?;
     let kind = alloc_kind(ty)?;
     let rt = dev.device("olMemAlloc")?;
     let ptr = memory::allocate(rt, size as u64, kind, Origin::Offload)?;
@@ -154,7 +154,7 @@ fn mem_value(ptr: *const c_void, prop: MemInfo) -> OlResult<Value> {
     let Some(a) = memory::allocation_containing(ptr as u64) else {
         return err(errc::NOT_FOUND, format!("{ptr:p}: memory was not allocated by liboffload"));
     };
-    let dev = crate::device::registry().get(a.device).and_then(handles::device_of);
+    let dev = crate::device::registry().get(a.device).and_then(devices::device_of);
     Ok(match prop.0 {
         0 => Value::Ptr(dev.map_or(0, |d| d as *const OlDevice as usize)),
         1 => Value::Ptr(a.base as usize),
@@ -283,7 +283,7 @@ pub(crate) fn memcpy(queue: QueueH, dst: *mut c_void, dst_dev: DeviceH, src: *co
         return null_pointer("SrcPtr");
     }
     let q = opt_queue(queue)?;
-    let (dd, sd) = (handles::device(dst_dev)?, handles::device(src_dev)?);
+    let (dd, sd) = (devices::device(dst_dev)?, devices::device(src_dev)?);
     if size == 0 {
         return Ok(());
     }
@@ -379,7 +379,7 @@ pub(crate) fn mem_register(device: DeviceH, ptr: *mut c_void, size: usize, _flag
     if pinned.is_null() {
         return null_pointer("PinnedPtr");
     }
-    let dev = handles::device(device)?;
+    let dev = devices::device(device)?;
     let rt = dev.device("olMemRegister")?;
     if !rt.memory_is_host() {
         return err(errc::UNSUPPORTED, format!("olMemRegister is not supported on {} devices by omptarget-rs yet", dev.platform.name));
@@ -414,7 +414,7 @@ pub(crate) fn mem_unregister(device: DeviceH, ptr: *mut c_void) -> OlResult<()> 
     if ptr.is_null() {
         return null_pointer("Ptr");
     }
-    let dev = handles::device(device)?;
+    let dev = devices::device(device)?;
     let rt = dev.device("olMemUnregister")?;
     let mut reg = REGISTERED.lock();
     let p = ptr as usize;
@@ -440,7 +440,7 @@ pub(crate) fn create_queue(device: DeviceH, out: *mut QueueH) -> OlResult<()> {
     if out.is_null() {
         return null_pointer("Queue");
     }
-    let dev = handles::device(device)?;
+    let dev = devices::device(device)?;
     let rt = dev.device("olCreateQueue")?;
     let (h, _) = handles::QUEUES.insert(OlQueue { device: dev, queue: crate::device::work_queue::WorkQueue::new(rt) });
     if let Err(e) = write_out(out, h) {
@@ -597,7 +597,7 @@ pub(crate) fn is_valid_binary(device: DeviceH, data: *const c_void, size: usize,
     if valid.is_null() {
         return null_pointer("Valid");
     }
-    let dev = handles::device(device)?;
+    let dev = devices::device(device)?;
     let ok = program_device(dev).is_ok_and(|d| d.runnable_image(bytes(data, size).unwrap_or(&[])).is_ok());
     write_out(valid, ok)
 }
@@ -612,7 +612,7 @@ pub(crate) fn create_program(device: DeviceH, data: *const c_void, size: usize, 
     if out.is_null() {
         return null_pointer("Program");
     }
-    let dev = handles::device(device)?;
+    let dev = devices::device(device)?;
     let rt = program_device(dev)?;
     let program = Program::load(rt, bytes(data, size)?).map_err(binary_error)?;
     let (h, _) = handles::PROGRAMS.insert(OlProgram { device: dev, program: RwLock::new(Some(program)), symbols: Mutex::default() });
@@ -712,7 +712,7 @@ fn kernel_on(device: DeviceH, kernel: SymbolH) -> OlResult<(&'static OlDevice, A
     let sym = handles::symbol(kernel)?;
     // A live symbol's device is a device: when it is `device`, no search is needed.
     if !std::ptr::eq(sym.device, device) {
-        handles::device(device)?;
+        devices::device(device)?;
     }
     if sym.kind != Kind::Kernel {
         return err(errc::SYMBOL_KIND, "the provided symbol is not a kernel");

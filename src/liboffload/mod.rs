@@ -55,7 +55,7 @@ impl crate::base::fork::Participant for ForkPart {
     }
 
     fn lock_for_fork(&'static self, held: &mut crate::base::fork::ForkLocks) -> bool {
-        handles::lock_for_fork(held) && imp::lock_for_fork(held) && error::lock_for_fork(held)
+        handles::lock_for_fork(held) && devices::lock_for_fork(held) && imp::lock_for_fork(held) && error::lock_for_fork(held)
     }
 }
 

@@ -93,7 +93,7 @@ pub fn init() {
         let epoch_us = SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_micros() as u64).unwrap_or(0);
         if !file.is_empty() {
             ON.store(true, Ordering::Release);
-            crate::tools::ompt::set_hooks();
+            super::hooks::set_hooks();
         }
         State {
             file,

@@ -22,7 +22,7 @@ fn library_init() {
     // the program: nothing loaded before could have a descriptor for us
     // (it would have loaded us), and the objects mapped now include the
     // library being opened, which `dlclose` may unload again.
-    let by_dlopen = crate::openmp::on_stack(&[b"dlopen", b"dlmopen"]);
+    let by_dlopen = crate::base::stack::on_stack(&[b"dlopen", b"dlmopen"]);
     crate::openmp::set_startup_objects(if by_dlopen { Vec::new() } else { startup_objects() });
     // The main thread's exit is recognised from now on (openmp::ExitWatch).
     crate::openmp::watch_exit();

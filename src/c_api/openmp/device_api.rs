@@ -521,7 +521,7 @@ pub extern "C" fn omp_get_mapped_ptr(ptr: *const c_void, device_num: c_int) -> *
 pub extern "C" fn omp_get_uid_from_device(device_num: c_int) -> *const c_char {
     ptr_entry("omp_get_uid_from_device", || {
         let uid = openmp::get().uid_of(device_num as i64);
-        Ok(openmp::intern_uid(uid).as_ptr() as *mut c_char)
+        Ok(crate::base::intern::intern_uid(uid).as_ptr() as *mut c_char)
     })
 }
 

@@ -115,24 +115,7 @@ static LOOKUP: OnceLock<Lookup> = OnceLock::new();
 /// Correlation ids for tools with non-EMI callbacks (22.1 starts at 1).
 static NEXT_ID: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
 
-/// Set when a tool listens or a profile is recorded: the one flag a data
-/// or launch hook tests before its (out-of-line) slow path.
-static HOOKS: AtomicBool = AtomicBool::new(false);
-
-/// Whether any hook (OMPT or `LIBOMPTARGET_PROFILE`) is live.
-#[inline(always)]
-pub fn hooks() -> bool {
-    if cfg!(feature = "bench-no-hooks") {
-        return false;
-    }
-    HOOKS.load(Ordering::Relaxed)
-}
-
-/// Turns the hooks on (before any construct runs).
-pub fn set_hooks() {
-    HOOKS.store(true, Ordering::Release);
-    crate::base::fast_path::set(crate::base::fast_path::HOOKS, true);
-}
+pub use super::hooks::{hooks, set_hooks};
 
 /// Whether a tool listens. The one branch every hook costs without a tool.
 #[inline(always)]
