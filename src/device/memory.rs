@@ -130,9 +130,10 @@ pub(super) fn lock_for_fork(held: &mut ForkLocks) -> bool {
 
 #[inline(always)]
 fn home(base: u64) -> usize {
-    // malloc blocks are 16-aligned and small ones dense (consecutive slots);
-    // page-aligned large ones differ above bit 12.
-    ((base >> 4) ^ (base >> 12)) as usize
+    // malloc blocks are 16-aligned and small ones dense: consecutive blocks
+    // get consecutive slots. (Large page-aligned blocks share fewer homes
+    // and probe further; they are few.)
+    (base >> 4) as usize
 }
 
 impl Table {

@@ -31,7 +31,7 @@ use crate::plugins::cuda::CudaPlugin;
 use crate::plugins::host::HostPlugin;
 use crate::plugins::{DeviceProperties, Plugin};
 use parking_lot::Mutex;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicPtr, AtomicUsize, Ordering};
 use std::sync::{LazyLock, OnceLock};
 
 pub use crate::plugins::MAX_DEVICES;
@@ -92,19 +92,32 @@ impl Device {
 }
 
 /// An append-only list of per-device values indexed by device number:
-/// look-ups take no lock (the hot path of every construct reads it).
+/// look-ups take no lock (the hot path of every construct reads it: one
+/// load and a null test).
 pub struct DeviceList<T: 'static> {
-    slots: Box<[OnceLock<&'static T>]>,
+    /// Null until filled; a filled slot never changes (its value is leaked
+    /// for the rest of the process).
+    slots: [AtomicPtr<T>; MAX_DEVICES],
     len: AtomicUsize,
+    /// Serialises filling (look-ups never take it).
+    filling: Mutex<()>,
 }
 
 impl<T: 'static> Default for DeviceList<T> {
     fn default() -> Self {
-        DeviceList { slots: (0..MAX_DEVICES).map(|_| OnceLock::new()).collect(), len: AtomicUsize::new(0) }
+        Self::new()
     }
 }
 
 impl<T: 'static> DeviceList<T> {
+    pub const fn new() -> Self {
+        DeviceList {
+            slots: [const { AtomicPtr::new(std::ptr::null_mut()) }; MAX_DEVICES],
+            len: AtomicUsize::new(0),
+            filling: Mutex::new(()),
+        }
+    }
+
     /// One past the highest number filled.
     #[inline]
     pub fn len(&self) -> usize {
@@ -116,16 +129,26 @@ impl<T: 'static> DeviceList<T> {
     }
 
     /// The value of device `id`, if filled.
-    #[inline]
+    #[inline(always)]
     pub fn get(&self, id: usize) -> Option<&'static T> {
-        self.slots.get(id)?.get().copied()
+        let p = self.slots.get(id)?.load(Ordering::Acquire);
+        // SAFETY: a non-null slot holds a leaked `Box<T>` (see `get_or_init`), never freed or changed.
+        (!p.is_null()).then(|| unsafe { &*p })
     }
 
     /// The value of device `id`, made by `make` if it has none yet (values
     /// live until the process ends). `None` past [`MAX_DEVICES`].
     pub fn get_or_init(&self, id: usize, make: impl FnOnce() -> T) -> Option<&'static T> {
         let slot = self.slots.get(id)?;
-        let v = *slot.get_or_init(|| Box::leak(Box::new(make())));
+        if let Some(v) = self.get(id) {
+            return Some(v);
+        }
+        let _one_at_a_time = self.filling.lock();
+        if let Some(v) = self.get(id) {
+            return Some(v);
+        }
+        let v: &'static T = Box::leak(Box::new(make()));
+        slot.store(v as *const T as *mut T, Ordering::Release);
         self.len.fetch_max(id + 1, Ordering::AcqRel);
         Some(v)
     }
@@ -133,6 +156,11 @@ impl<T: 'static> DeviceList<T> {
     /// Every filled value in device order.
     pub fn all(&self) -> Vec<&'static T> {
         (0..self.len()).filter_map(|i| self.get(i)).collect()
+    }
+
+    /// Fork participation: the filling lock.
+    pub fn lock_for_fork(&'static self, held: &mut ForkLocks) -> bool {
+        held.mutex(&self.filling)
     }
 }
 
@@ -145,12 +173,20 @@ pub struct Registry {
     /// Per plugin, once initialised: for each of its devices, its number
     /// once exposed.
     plugin_devices: Mutex<Vec<Option<Vec<Option<usize>>>>>,
-    devices: DeviceList<Device>,
     /// Held while exposing, so numbers are given out one at a time.
     expose_lock: Mutex<()>,
 }
 
 static REGISTRY: LazyLock<Registry> = LazyLock::new(Registry::new);
+/// The exposed devices, by number (outside the registry's lazy
+/// initialisation: a look-up is one array index).
+static DEVICES: DeviceList<Device> = DeviceList::new();
+
+/// Device `id`, if exposed (without initialising anything).
+#[inline(always)]
+pub fn get(id: usize) -> Option<&'static Device> {
+    DEVICES.get(id)
+}
 
 /// The plugins and devices of the process, created on first use (creating a
 /// plugin touches no driver).
@@ -167,6 +203,7 @@ impl Participant for Registry {
     fn lock_for_fork(&'static self, held: &mut ForkLocks) -> bool {
         held.mutex(&self.expose_lock)
             && held.mutex(&self.plugin_devices)
+            && DEVICES.lock_for_fork(held)
             && memory::lock_for_fork(held)
             && record_memory::lock_for_fork(held)
             && program::lock_for_fork(held)
@@ -189,12 +226,7 @@ impl Registry {
         let cuda: &'static dyn Plugin = Box::leak(Box::new(CudaPlugin::default()));
         let amdgpu: &'static dyn Plugin = Box::leak(Box::new(AmdgpuPlugin::default()));
         let plugins = vec![host, cuda, amdgpu];
-        Registry {
-            plugin_devices: Mutex::new(vec![None; plugins.len()]),
-            plugins,
-            devices: DeviceList::default(),
-            expose_lock: Mutex::new(()),
-        }
+        Registry { plugin_devices: Mutex::new(vec![None; plugins.len()]), plugins, expose_lock: Mutex::new(()) }
     }
 
     /// Joins the fork handlers' set (called by each face when it starts).
@@ -210,22 +242,22 @@ impl Registry {
     /// Number of devices exposed so far.
     #[inline]
     pub fn len(&self) -> usize {
-        self.devices.len()
+        DEVICES.len()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.devices.is_empty()
+        DEVICES.is_empty()
     }
 
     /// Device `id`, if exposed.
     #[inline]
     pub fn get(&self, id: usize) -> Option<&'static Device> {
-        self.devices.get(id)
+        DEVICES.get(id)
     }
 
     /// Every exposed device in number order.
     pub fn all(&self) -> Vec<&'static Device> {
-        self.devices.all()
+        DEVICES.all()
     }
 
     /// Initialises a plugin (once) and returns its number of devices.
@@ -258,8 +290,8 @@ impl Registry {
             return Some(id);
         }
         let plugin = self.plugins[plugin_index];
-        let id = self.devices.len();
-        let dev = self.devices.get_or_init(id, || Device::new(id, plugin, device))?;
+        let id = DEVICES.len();
+        let dev = DEVICES.get_or_init(id, || Device::new(id, plugin, device))?;
         *slot = Some(id);
         drop(pd);
         plugin.device_exposed(device, id);

@@ -80,6 +80,7 @@ impl crate::base::fork::Participant for Runtime {
             && held.write(&self.registry)
             && held.mutex(&self.load_lock)
             && held.mutex(&self.no_device)
+            && self.devices.lock_for_fork(held)
             && self.devices.all().into_iter().all(|d| d.lock_for_fork(held))
     }
 

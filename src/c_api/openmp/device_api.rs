@@ -93,31 +93,28 @@ fn fast_device(device_num: c_int) -> Option<&'static crate::openmp::device::OmpD
     openmp::get().device_ready(i64::from(device_num))
 }
 
-/// `omp_target_free` on a device that is ready, with nothing traced or
-/// recorded: the plugin's plain free, which is what the general path ends
-/// in. False, having done nothing, for anything else (NULL, the initial
-/// device, a device still to be set up, a plugin without the path).
+/// `omp_target_free` of a block the allocation table records as an
+/// OpenMP allocation of default memory on `device_num`, with nothing traced
+/// or recorded: the block leaves the table and goes to the plugin's plain
+/// free, which is what the general path ends in. False, having done
+/// nothing, for anything else (NULL, another device or kind, a block
+/// allocated through ol*, a pointer the table does not know): the general
+/// path answers.
 #[inline(always)]
 fn free_fast(ptr: *mut c_void, device_num: c_int) -> bool {
-    match fast_device(device_num) {
-        Some(dev) if !ptr.is_null() => match memory::take_plain(ptr as u64, dev.id) {
-            Some(size) => {
-                if dev.plugin.free_plain(dev.plugin_device, ptr as u64, size) {
-                    return true;
-                }
-                memory::put_back(memory::Allocation {
-                    base: ptr as u64,
-                    size,
-                    device: dev.id,
-                    kind: AllocKind::Default,
-                    origin: memory::Origin::OpenMp,
-                });
-                false
-            }
-            None => false,
-        },
-        _ => false,
+    if !crate::base::fast_path::allowed() || ptr.is_null() || device_num < 0 {
+        return false;
     }
+    let id = device_num as usize;
+    let Some(size) = memory::take_plain(ptr as u64, id) else { return false };
+    // The table names only exposed devices.
+    if let Some(dev) = crate::device::get(id)
+        && dev.plugin.free_plain(dev.plugin_device, ptr as u64, size)
+    {
+        return true;
+    }
+    memory::put_back(memory::Allocation { base: ptr as u64, size, device: id, kind: AllocKind::Default, origin: memory::Origin::OpenMp });
+    false
 }
 
 /// Frees memory from `omp_target_alloc`.

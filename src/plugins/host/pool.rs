@@ -89,16 +89,20 @@ impl Fifo {
 
     #[inline(always)]
     fn push_back(&mut self, v: u64) {
-        if self.head > 32 && self.head * 2 > self.items.len() {
-            self.compact();
+        if self.items.len() == self.items.capacity() {
+            self.make_room();
         }
         self.items.push(v);
     }
 
+    /// Before the vector would grow: drops the taken prefix instead when it
+    /// is at least half of it.
     #[cold]
-    fn compact(&mut self) {
-        self.items.drain(..self.head);
-        self.head = 0;
+    fn make_room(&mut self) {
+        if self.head * 2 >= self.items.len() && self.head > 0 {
+            self.items.drain(..self.head);
+            self.head = 0;
+        }
     }
 
     fn is_empty(&self) -> bool {
@@ -258,6 +262,8 @@ struct LargeCache {
 /// The pool of one plugin (all its devices share the host's memory).
 pub struct Pool {
     threshold: Option<usize>,
+    /// `threshold` as one number for the hot test: 0 when the manager is off.
+    small_max: usize,
     large_from: usize,
     classes: [Mutex<Class>; CLASSES],
     /// Every block the small-block manager handed out: address → size.
@@ -284,6 +290,7 @@ impl Pool {
     pub fn new(threshold: Option<usize>, large_from: usize) -> Self {
         Pool {
             threshold,
+            small_max: threshold.unwrap_or(0),
             large_from,
             classes: std::array::from_fn(|_| Mutex::new(Class::default())),
             owned: std::array::from_fn(|_| Mutex::new(HashMap::default())),
@@ -309,7 +316,8 @@ impl Pool {
     }
 
     fn small(&self, bytes: usize) -> bool {
-        self.threshold.is_some_and(|t| bytes > 0 && bytes <= t)
+        // 0 < bytes <= threshold, one compare (0 wraps to the largest value).
+        bytes.wrapping_sub(1) < self.small_max
     }
 
     /// A block of `bytes` bytes: a kept one if there is one, else from
