@@ -18,6 +18,9 @@ pub const DEBUG: u32 = 1 << 2;
 pub const HOOKS: u32 = 1 << 3;
 /// Kernel record/replay is active.
 pub const RECORD: u32 = 1 << 4;
+/// A long-lived work queue (liboffload's) has work in flight: a block freed
+/// now may still be in use by it, so frees take the general path, which waits.
+pub const QUEUED_WORK: u32 = 1 << 5;
 
 static NEEDS_GENERAL_PATH: AtomicU32 = AtomicU32::new(POLICY);
 

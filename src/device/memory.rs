@@ -97,7 +97,7 @@ fn unpack(base: u64, meta: u64) -> Allocation {
     }
 }
 
-const SLOTS: usize = 1 << 16;
+const SLOTS: usize = 1 << 14;
 /// Slots an address may use, from its hash on.
 const PROBE: usize = 16;
 const EMPTY: u64 = 0;
@@ -263,9 +263,13 @@ impl Table {
     }
 
     /// Every slot and the overflow map: for OpenMP blocks asked about by a
-    /// pointer inside them (rare: an `ol*` call on `omp_target_alloc` memory).
+    /// pointer inside them (rare: an `ol*` call on `omp_target_alloc` memory;
+    /// never before the OpenMP side has started).
     #[cold]
     fn scan(&self, ptr: u64) -> Option<Allocation> {
+        if !OPENMP_STARTED.load(Ordering::Acquire) {
+            return None;
+        }
         for s in self.slots.iter() {
             let k = s.key.load(Ordering::Acquire);
             if k > TOMB && k <= ptr {
@@ -332,6 +336,15 @@ pub fn take_plain(base: u64, device: usize) -> Option<u64> {
     None
 }
 
+/// Set once the OpenMP side has started: before, no OpenMP allocation can
+/// exist, so range questions need no scan for one.
+static OPENMP_STARTED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// The OpenMP side started (it records its allocations from now on).
+pub fn openmp_started() {
+    OPENMP_STARTED.store(true, Ordering::Release);
+}
+
 /// Records an allocation made through an API (after the plugin made it).
 #[inline(always)]
 pub fn record(a: Allocation) {
@@ -371,6 +384,8 @@ pub fn deallocate(ptr: u64) -> Result<Allocation> {
         put_back(a);
         return Err(OffloadError::Internal(format!("allocation {ptr:#x} names device {}, which does not exist", a.device)));
     };
+    // Queued work that may still use the block finishes first.
+    super::work_queue::drain_all();
     dev.free(ptr, a.kind).inspect_err(|_| put_back(a))?;
     Ok(a)
 }
@@ -646,6 +661,8 @@ mod tests {
         let t: &'static Table = Box::leak(Box::new(Table::new()));
         let a = Allocation { base: 0x1000, size: 64, device: 0, kind: AllocKind::Default, origin: Origin::OpenMp };
         t.insert(a);
+        // An OpenMP block is found by a pointer inside it once OpenMP started.
+        openmp_started();
         assert_eq!(t.containing(0x1010), Some(a));
         assert_eq!(t.remove(0x1000), Some(a));
         assert_eq!(t.remove(0x1000), None);

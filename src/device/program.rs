@@ -177,6 +177,8 @@ impl Program {
             return Ok(());
         }
         GLOBALS.lock().retain(|_, v| v.2 != self.serial);
+        // Queued copies into its globals and launches of its kernels finish first.
+        super::work_queue::drain_all();
         self.dev.unload_image(self.image)
     }
 }

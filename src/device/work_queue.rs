@@ -69,6 +69,16 @@ const IDLE: Duration = Duration::from_millis(5);
 
 /// Every queue that may have work (for `shutdown` and the fork handlers).
 static LIVE: Mutex<Vec<Weak<Shared>>> = Mutex::new(Vec::new());
+/// Queues with work enqueued and not completed (a free path with none
+/// needs to wait for nothing). Changed under its lock together with the
+/// fast-path gate's `QUEUED_WORK` bit, so the two always agree.
+static BUSY: Mutex<usize> = Mutex::new(0);
+
+fn busy_changed(up: bool) {
+    let mut n = BUSY.lock();
+    *n = if up { *n + 1 } else { n.saturating_sub(1) };
+    crate::base::fast_path::set(crate::base::fast_path::QUEUED_WORK, *n > 0);
+}
 
 thread_local! {
     /// The queue whose worker this thread is (its address; 0: none).
@@ -185,6 +195,9 @@ impl Shared {
         if !st.worker {
             self.start_worker(&mut st)?;
         }
+        if st.completed == st.enqueued {
+            busy_changed(true);
+        }
         st.enqueued += 1;
         let seq = st.enqueued;
         st.ops.push_back((seq, op));
@@ -230,6 +243,9 @@ impl Shared {
     fn complete(&self, st: &mut State, upto: u64, r: Result<()>) {
         if upto > st.completed {
             st.completed = upto;
+            if st.completed == st.enqueued {
+                busy_changed(false);
+            }
         }
         if let Err(e) = r
             && st.error.is_none()
@@ -318,6 +334,29 @@ fn run_caught(f: impl FnOnce() -> Result<()>) -> Result<()> {
     crate::base::guard::catch("a queued operation", f)
 }
 
+/// Whether some queue has work enqueued and not completed.
+pub fn any_busy() -> bool {
+    *BUSY.lock() != 0
+}
+
+/// Waits until every queue completed what was enqueued before this call:
+/// freeing memory or unloading a program first lets work that may still use
+/// them finish (the implicit synchronisation of `cuMemFree`; a queue of
+/// one device may copy to or from another's memory, so all are waited for).
+/// The calling thread's own queue, when it is a queue's thread, is not
+/// waited for (its earlier work is done, its later work comes after).
+pub fn drain_all() {
+    if !any_busy() {
+        return;
+    }
+    let me = WORKER_OF.with(std::cell::Cell::get);
+    let live: Vec<Arc<Shared>> = LIVE.lock().iter().filter_map(Weak::upgrade).collect();
+    for s in live.iter().filter(|s| Arc::as_ptr(s) as usize != me) {
+        let target = s.state.lock().enqueued;
+        let _ = s.wait_until(target);
+    }
+}
+
 /// Waits (at most `limit` per queue) until every live queue completed its
 /// work, then drops what did not start (liboffload's `olShutDown`).
 pub fn shutdown(limit: Duration) {
@@ -342,7 +381,7 @@ pub fn shutdown(limit: Duration) {
 /// nobody waiting on its condition variables (an idle worker ends within
 /// [`IDLE`], after which the handlers' next try succeeds).
 pub(super) fn lock_for_fork(held: &mut ForkLocks) -> bool {
-    if !held.mutex(&LIVE) {
+    if !(held.mutex(&LIVE) && held.mutex(&BUSY)) {
         return false;
     }
     // SAFETY: the live list's lock was just taken (its guard forgotten) by this thread.

@@ -633,8 +633,9 @@ pub(crate) fn destroy_program(program: ProgramH) -> OlResult<()> {
     for (_, sym) in p.symbols.lock().drain() {
         handles::SYMBOLS.remove(sym as SymbolH);
     }
-    // Launches of its kernels that are running hold the read lock: the
-    // image goes once they are done; queued ones fail after this.
+    // Work queued before this call (launches of its kernels, copies into
+    // its globals) finishes first; a launch queued after it fails.
+    crate::device::work_queue::drain_all();
     let loaded = p.program.write().take();
     if let Some(loaded) = loaded {
         loaded.unload()?;

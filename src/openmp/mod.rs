@@ -95,6 +95,7 @@ impl crate::base::fork::Participant for Runtime {
 impl Runtime {
     fn new() -> Self {
         STARTED.store(true, Ordering::Release);
+        crate::device::memory::openmp_started();
         Runtime {
             refcount: AtomicUsize::new(0),
             hw: crate::device::registry(),

@@ -95,7 +95,7 @@ fn fast_device(device_num: c_int) -> Option<&'static crate::openmp::device::OmpD
 
 /// `omp_target_free` of a block the allocation table records as an
 /// OpenMP allocation of default memory on `device_num`, with nothing traced
-/// or recorded: the block leaves the table and goes to the plugin's plain
+/// or recorded and no liboffload queue busy (`fast_path::QUEUED_WORK`): the block leaves the table and goes to the plugin's plain
 /// free, which is what the general path ends in. False, having done
 /// nothing, for anything else (NULL, another device or kind, a block
 /// allocated through ol*, a pointer the table does not know): the general
