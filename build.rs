@@ -30,6 +30,21 @@ fn main() {
     std::fs::write(out.join("offload_exports.txt"), ol_names.join("\n") + "\n").expect("write offload_exports.txt");
     names.extend(ol_names);
 
+    // The other generations of liboffload: their lists give the library's
+    // hidden-prefixed entry points and the shims that forward to them.
+    let mut generation_names = Vec::new();
+    let mut shims = Vec::new();
+    for g in GENERATIONS {
+        println!("cargo:rerun-if-changed={}", g.list);
+        let text = std::fs::read_to_string(g.list).unwrap_or_else(|e| panic!("read {}: {e}", g.list));
+        let gen_names: Vec<String> = declared_names(&text).into_iter().map(String::from).collect();
+        generation_names.extend(gen_names.iter().map(|n| format!("{}{n}", g.prefix)));
+        shims.push((g, gen_names));
+    }
+    std::fs::write(out.join("offload_generation_exports.txt"), generation_names.join("\n") + "\n")
+        .expect("write offload_generation_exports.txt");
+    names.extend(generation_names.iter().map(String::as_str));
+
     let mut script = String::from("VERS1.0 {\n  global:\n");
     for n in &names {
         writeln!(script, "    {n};").unwrap();
@@ -54,6 +69,106 @@ fn main() {
     }
     println!("cargo:rustc-cdylib-link-arg=-Wl,-soname,libomptarget.so.22.1");
     link_offload_name(&out);
+    for (g, gen_names) in &shims {
+        build_shim(&out, g, gen_names);
+    }
+}
+
+/// One generation of liboffload's API other than 22.1's (whose names the
+/// library exports itself).
+struct Generation {
+    /// Its declaration list.
+    list: &'static str,
+    /// The prefix of the library's entry points for it.
+    prefix: &'static str,
+    /// The shim's file name (and SONAME); `aliases` are symlinks to it.
+    file: &'static str,
+    aliases: &'static [&'static str],
+}
+
+const GENERATIONS: &[Generation] = &[
+    Generation { list: "src/c_api/liboffload21.rs", prefix: "__omptarget_rs_ol21_", file: "libLLVMOffload.so.21.1", aliases: &[] },
+    // LLVM's main branch builds libLLVMOffload.so.23.0git; the release is .so.23.1.
+    Generation {
+        list: "src/c_api/liboffload23.rs",
+        prefix: "__omptarget_rs_ol23_",
+        file: "libLLVMOffload.so.23.1",
+        aliases: &["libLLVMOffload.so.23.0git"],
+    },
+];
+
+/// The names of a declaration list, lines `fn olName / olNameWithCodeLoc(`.
+fn declared_names(text: &str) -> Vec<&str> {
+    text.lines()
+        .filter_map(|l| l.trim().strip_prefix("fn ol").map(|_| l.trim()))
+        .filter_map(|l| l.strip_prefix("fn ")?.split('(').next())
+        .flat_map(|pair| pair.split('/').map(str::trim))
+        .collect()
+}
+
+/// Builds `target/<profile>/<file>`: a shared object with no code of its
+/// own, whose every `ol*` export (`NAME@@VERS1.0`) jumps to the library's
+/// `<prefix>NAME`, and which needs `libomptarget_rs.so` (found next to it,
+/// `$ORIGIN`): a process that loads any generation loads the one runtime.
+fn build_shim(out: &std::path::Path, g: &Generation, names: &[String]) {
+    let Some(profile_dir) = out.ancestors().nth(3) else { return };
+    if out.ancestors().nth(2).and_then(|b| b.file_name()) != Some(std::ffi::OsStr::new("build")) {
+        return;
+    }
+    let cc = std::env::var("CC").unwrap_or_else(|_| "cc".into());
+    let dir = out.join(g.file);
+    std::fs::create_dir_all(&dir).expect("create shim folder");
+    // A stub with the runtime's file name, so the shim records it as needed.
+    let stub_dir = dir.join("stub");
+    std::fs::create_dir_all(&stub_dir).expect("create stub folder");
+    std::fs::write(dir.join("empty.s"), "").expect("write empty.s");
+    let stub = stub_dir.join("libomptarget_rs.so");
+    run(std::process::Command::new(&cc)
+        .args(["-shared", "-nostdlib", "-Wl,-soname,libomptarget_rs.so", "-o"])
+        .arg(&stub)
+        .arg(dir.join("empty.s")));
+    let x86_64 = std::env::var("CARGO_CFG_TARGET_ARCH").is_ok_and(|a| a == "x86_64");
+    let mut asm = String::from(".text\n");
+    let mut map = String::from("VERS1.0 {\n  global:\n");
+    for n in names {
+        let target = format!("{}{n}", g.prefix);
+        let jump = if x86_64 { format!("jmp {target}@PLT") } else { format!("b {target}") };
+        writeln!(asm, ".globl {n}\n.type {n},@function\n.p2align 4\n{n}:\n.cfi_startproc\n{jump}\n.cfi_endproc\n.size {n}, .-{n}").unwrap();
+        writeln!(map, "    {n};").unwrap();
+    }
+    map.push_str("  local: *;\n};\n");
+    asm.push_str(".section .note.GNU-stack,\"\",@progbits\n");
+    let (asm_path, map_path) = (dir.join("shim.s"), dir.join("shim.map"));
+    std::fs::write(&asm_path, asm).expect("write shim.s");
+    std::fs::write(&map_path, map).expect("write shim.map");
+    let built = dir.join(g.file);
+    run(std::process::Command::new(&cc)
+        .args(["-shared", "-nostdlib", "-Wl,-z,noexecstack"])
+        .arg(format!("-Wl,-soname,{}", g.file))
+        .arg(format!("-Wl,--version-script={}", map_path.display()))
+        .arg("-Wl,-rpath,$ORIGIN")
+        .arg("-o")
+        .arg(&built)
+        .arg(&asm_path)
+        // Kept though no symbol resolves against the stub at link time.
+        .arg("-Wl,--no-as-needed")
+        .arg(&stub));
+    let dest = profile_dir.join(g.file);
+    let _ = std::fs::remove_file(&dest);
+    std::fs::copy(&built, &dest).unwrap_or_else(|e| panic!("copy {} to {}: {e}", built.display(), dest.display()));
+    for a in g.aliases {
+        let link = profile_dir.join(a);
+        if std::fs::read_link(&link).is_ok_and(|t| t == std::path::Path::new(g.file)) {
+            continue;
+        }
+        let _ = std::fs::remove_file(&link);
+        let _ = std::os::unix::fs::symlink(g.file, &link);
+    }
+}
+
+fn run(cmd: &mut std::process::Command) {
+    let out = cmd.output().unwrap_or_else(|e| panic!("run {cmd:?}: {e}"));
+    assert!(out.status.success(), "{cmd:?} failed: {}", String::from_utf8_lossy(&out.stderr));
 }
 
 /// Internal functions given a trampoline `__omptarget_rs_ra_NAME` (hidden).

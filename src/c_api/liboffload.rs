@@ -51,6 +51,60 @@ macro_rules! ol_api {
     };
 }
 
+/// The declaration list of another generation of the API: the same line
+/// shape as 22.1's list, each line naming the inner function (a path: 22.1's
+/// `imp` where the meaning is 22.1's, the generation's own module where it
+/// differs). Each function and its twin are exported under hidden-prefixed
+/// names, `__omptarget_rs_<gen>_<name>`, that the generation's library file
+/// (a shim build.rs makes from the same lines) forwards its `ol*` names to:
+/// one copy of the runtime serves every generation.
+macro_rules! ol_generation_api {
+    ($gen:expr, $prefix:literal, $($(#[$m:meta])* fn $name:ident / $loc:ident ( $($arg:ident : $ty:ty),* ) => $imp:path;)*) => {
+        $(
+            #[doc = concat!("`", stringify!($name), "` of this generation, exported as `", $prefix, stringify!($name), "`.")]
+            ///
+            /// # Safety
+            /// Pointers must satisfy the generation's header contract for this
+            /// call; NULL handles and pointers, unknown handles and
+            /// enumerations are reported as errors.
+            $(#[$m])*
+            #[unsafe(export_name = concat!($prefix, stringify!($name)))]
+            #[allow(non_snake_case)]
+            pub unsafe extern "C" fn $name($($arg: $ty),*) -> crate::liboffload::OlResultPtr {
+                crate::liboffload::entry_of($gen, stringify!($name), |_out: &mut String, _ok: bool| {
+                    let mut _first = true;
+                    $(
+                        if !_first { _out.push_str(", "); }
+                        _first = false;
+                        _out.push_str(concat!(".", stringify!($arg), " = "));
+                        crate::liboffload::types::TraceArg::trace(&$arg, _out);
+                        if _ok { crate::liboffload::types::TraceArg::trace_out(&$arg, _out); }
+                    )*
+                }, || $imp($($arg),*))
+            }
+
+            #[doc = concat!("`", stringify!($loc), "`: `", stringify!($name), "` with the caller's code location.")]
+            ///
+            /// # Safety
+            #[doc = concat!("As `", stringify!($name), "`; `CodeLocation` may be NULL.")]
+            $(#[$m])*
+            #[unsafe(export_name = concat!($prefix, stringify!($loc)))]
+            #[allow(non_snake_case)]
+            pub unsafe extern "C" fn $loc($($arg: $ty,)* CodeLocation: *const crate::liboffload::types::CodeLocation) -> crate::liboffload::OlResultPtr {
+                let _ = CodeLocation;
+                // SAFETY: same arguments, same contract.
+                unsafe { $name($($arg),*) }
+            }
+        )*
+
+        /// The generation's `ol*` names in list order (each function, then its twin).
+        pub const EXPORTS: &[&str] = &[$(stringify!($name), stringify!($loc)),*];
+        /// The prefix of the names the library exports them under.
+        pub const PREFIX: &str = $prefix;
+    };
+}
+pub(crate) use ol_generation_api;
+
 ol_api! {
     fn olInit / olInitWithCodeLoc() => init;
     fn olShutDown / olShutDownWithCodeLoc() => shut_down;

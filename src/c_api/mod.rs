@@ -2,4 +2,6 @@
 //! generated from their declaration lists.
 
 pub mod liboffload;
+pub mod liboffload21;
+pub mod liboffload23;
 pub mod openmp;

@@ -249,6 +249,13 @@ impl Table {
         self.overflow.lock().as_ref()?.get(&base).copied()
     }
 
+    /// Whether `[base, base+size)` overlaps a recorded block: one that
+    /// contains either end, or an `ol*` block that starts inside.
+    fn overlaps(&self, base: u64, size: u64) -> bool {
+        let last = base.saturating_add(size.max(1) - 1);
+        self.containing(base).is_some() || self.containing(last).is_some() || self.offload_ranges.read().range(base..=last).next().is_some()
+    }
+
     /// The block that contains `ptr`.
     fn containing(&self, ptr: u64) -> Option<Allocation> {
         if let Some(a) = self.get(ptr) {
@@ -372,6 +379,54 @@ pub fn allocate(dev: &Device, size: u64, kind: AllocKind, origin: Origin) -> Res
     let ptr = dev.alloc(size, kind)?;
     record(Allocation { base: ptr, size, device: dev.id, kind, origin });
     Ok(ptr)
+}
+
+/// Set once a device whose memory is not host memory allocated through [`allocate_disjoint`].
+static SEPARATE_MEMORY: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Tries an allocation may make before giving up on a range no other block overlaps.
+const DISJOINT_TRIES: usize = 50;
+
+/// [`allocate`], with a range that overlaps no block of the table (of any
+/// device): plugins of different vendors hand out addresses independently,
+/// and one address must name one block. A block that overlaps is held
+/// until the call ends (so the plugin does not return it again) and then
+/// freed.
+pub fn allocate_disjoint(dev: &Device, size: u64, kind: AllocKind, origin: Origin) -> Result<u64> {
+    // Blocks of host-memory devices come from one heap and never overlap
+    // each other: the check is needed once a device with memory of its own
+    // has allocated.
+    if dev.memory_is_host() && !SEPARATE_MEMORY.load(Ordering::Acquire) {
+        return allocate(dev, size, kind, origin);
+    }
+    SEPARATE_MEMORY.store(true, Ordering::Release);
+    let mut rejects = Vec::new();
+    let mut result = Err(OffloadError::OutOfDeviceMemory { bytes: size });
+    for _ in 0..DISJOINT_TRIES {
+        let ptr = match dev.alloc(size, kind) {
+            Ok(p) => p,
+            Err(e) => {
+                result = Err(e);
+                break;
+            }
+        };
+        if TABLE.overlaps(ptr, size) {
+            rejects.push(ptr);
+            result = Err(OffloadError::Driver {
+                plugin: dev.plugin.name(),
+                call: "allocating",
+                message: format!("no range of {size} bytes that overlaps no other allocation after {DISJOINT_TRIES} tries"),
+            });
+            continue;
+        }
+        record(Allocation { base: ptr, size, device: dev.id, kind, origin });
+        result = Ok(ptr);
+        break;
+    }
+    for r in rejects {
+        let _ = dev.free(r, kind);
+    }
+    result
 }
 
 /// Frees the API allocation that starts at `ptr`, through whichever API made

@@ -11,6 +11,7 @@
 //! - [`work_queue`]: long-lived in-order queues with events and host
 //!   functions, run by a host thread (liboffload queues).
 //! - [`program`]: images loaded on a device and their symbols.
+//! - [`rpc`]: host-side RPC handlers an API registered for a plugin's RPC server.
 //! - [`record_memory`]: the device memory kernel record/replay hands out.
 //! - [`image`]: offload-binary and ELF parsing of images.
 //!
@@ -23,6 +24,7 @@ pub mod memory;
 pub mod program;
 pub mod queue;
 pub mod record_memory;
+pub mod rpc;
 pub mod work_queue;
 
 use crate::base::fork::{ForkLocks, Participant};
@@ -208,6 +210,7 @@ impl Participant for Registry {
             && record_memory::lock_for_fork(held)
             && program::lock_for_fork(held)
             && work_queue::lock_for_fork(held)
+            && rpc::lock_for_fork(held)
             && self.plugins.iter().all(|p| p.lock_for_fork(held))
     }
 

@@ -53,7 +53,13 @@ struct State {
     error: Option<OffloadError>,
     /// A worker thread exists.
     worker: bool,
+    /// Events waiting for their completion time: (operation number, stamp).
+    stamps: Vec<(u64, Arc<Stamp>)>,
 }
+
+/// When an event's point was reached (set once).
+#[derive(Default)]
+struct Stamp(std::sync::OnceLock<Instant>);
 
 struct Shared {
     dev: &'static Device,
@@ -95,6 +101,8 @@ pub struct WorkQueue {
 pub struct Event {
     queue: Arc<Shared>,
     seq: u64,
+    /// When the queue reached this point (for elapsed times between events).
+    stamp: Arc<Stamp>,
 }
 
 impl std::fmt::Debug for WorkQueue {
@@ -140,8 +148,17 @@ impl WorkQueue {
 
     /// An event at the current end of the queue.
     pub fn record(&self) -> Event {
-        let seq = self.shared.state.lock().enqueued;
-        Event { queue: Arc::clone(&self.shared), seq }
+        let mut st = self.shared.state.lock();
+        let seq = st.enqueued;
+        let stamp = Arc::new(Stamp::default());
+        if st.completed >= seq {
+            // Reached already: the point in time is now.
+            let _ = stamp.0.set(Instant::now());
+        } else {
+            st.stamps.push((seq, Arc::clone(&stamp)));
+        }
+        drop(st);
+        Event { queue: Arc::clone(&self.shared), seq, stamp }
     }
 
     /// Whether everything enqueued so far has completed.
@@ -176,6 +193,11 @@ impl Event {
     /// Waits until the queue reached this point.
     pub fn synchronize(&self) -> Result<()> {
         self.queue.wait_until(self.seq)
+    }
+
+    /// When the queue reached this point; `None` while it has not.
+    pub fn completed_at(&self) -> Option<Instant> {
+        self.stamp.0.get().copied()
     }
 
     /// The device of the event's queue.
@@ -245,6 +267,16 @@ impl Shared {
             st.completed = upto;
             if st.completed == st.enqueued {
                 busy_changed(false);
+            }
+            if !st.stamps.is_empty() {
+                let now = Instant::now();
+                st.stamps.retain(|(seq, stamp)| {
+                    if *seq > upto {
+                        return true;
+                    }
+                    let _ = stamp.0.set(now);
+                    false
+                });
             }
         }
         if let Err(e) = r

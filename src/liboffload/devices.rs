@@ -16,6 +16,7 @@ use super::types::{DEVICE_TYPE_NAMES, DeviceInfo, PLATFORM_BACKEND_NAMES, Platfo
 use crate::plugins::DeviceType;
 use parking_lot::Mutex;
 use std::sync::OnceLock;
+use std::sync::atomic::{AtomicPtr, Ordering};
 
 static TOPOLOGY: OnceLock<Topology> = OnceLock::new();
 /// Held while [`TOPOLOGY`] is created. The fork handlers take it, so a
@@ -23,13 +24,80 @@ static TOPOLOGY: OnceLock<Topology> = OnceLock::new();
 /// (its `get_or_init` would then wait forever for a thread it does not have).
 static TOPOLOGY_INIT: Mutex<()> = Mutex::new(());
 
-/// Platforms and devices (created by the first call; `olInit` makes it).
+/// Platforms and devices of the current generation's device model (21 and
+/// 22.1 share theirs, created by the first call; 23's is made by each first
+/// `olInit`, see [`select_host_model`]).
 pub fn topology() -> &'static Topology {
+    if super::generation::current().host_plugin_is_host() {
+        let t = HOST_MODEL.load(Ordering::Acquire);
+        // SAFETY: a non-NULL value is a leaked `Topology` stored by `select_host_model`, never freed.
+        return if t.is_null() { &EMPTY } else { unsafe { &*t } };
+    }
     if let Some(t) = TOPOLOGY.get() {
         return t;
     }
     let _creating = TOPOLOGY_INIT.lock();
     TOPOLOGY.get_or_init(discover)
+}
+
+/// 23's device model in force (NULL before its first `olInit`).
+static HOST_MODEL: AtomicPtr<Topology> = AtomicPtr::new(std::ptr::null_mut());
+static EMPTY: Topology = Topology { platforms: Vec::new(), devices: Vec::new() };
+/// 23's platforms and devices ever made, by plugin index and device
+/// number: a device keeps its handle across `olShutDown` and `olInit`.
+static HOST_MODEL_OBJECTS: Mutex<Vec<(usize, &'static OlPlatform, Vec<&'static OlDevice>)>> = Mutex::new(Vec::new());
+
+/// The backend of a plugin in 23's model (the host plugin is `HOST`).
+fn host_model_backend(plugin: &str) -> (u32, &'static str, &'static str) {
+    match plugin {
+        "cuda" => (1, "CUDA", "NVIDIA Corporation"),
+        "amdgpu" => (2, "AMDGPU", "AMD"),
+        _ => (HOST_BACKEND, "x86_64", "omptarget-rs"),
+    }
+}
+
+/// Makes 23's device model: a platform per plugin whose backend is in
+/// `requested` (all when empty), the host plugin's always, with the host
+/// plugin's CPU devices as host devices (backend HOST, type HOST) and no
+/// virtual host device. Plugins not asked for are not started.
+pub fn select_host_model(requested: &[u32]) {
+    let _creating = TOPOLOGY_INIT.lock();
+    let reg = crate::device::registry();
+    let mut objects = HOST_MODEL_OBJECTS.lock();
+    let mut topo = Topology { platforms: Vec::new(), devices: Vec::new() };
+    for (pi, plugin) in reg.plugins().iter().enumerate() {
+        let (backend, name, vendor) = host_model_backend(plugin.name());
+        if !(requested.is_empty() || backend == HOST_BACKEND || requested.contains(&backend)) {
+            continue;
+        }
+        let devs: Vec<&'static crate::device::Device> = reg.expose_all(pi).into_iter().filter_map(|id| reg.get(id)).collect();
+        if devs.is_empty() {
+            continue;
+        }
+        let at = match objects.iter().position(|(p, _, _)| *p == pi) {
+            Some(i) => i,
+            None => {
+                let platform =
+                    leak(OlPlatform { backend, plugin: plugin.name(), name: name.into(), vendor: vendor.into(), version: VERSION.into() });
+                objects.push((pi, platform, Vec::new()));
+                objects.len() - 1
+            }
+        };
+        let (_, platform, known) = &mut objects[at];
+        topo.platforms.push(*platform);
+        for d in devs {
+            let handle = match known.iter().find(|o| o.real().is_some_and(|r| r.id == d.id)) {
+                Some(h) => *h,
+                None => {
+                    let h = leak(OlDevice { platform, kind: DeviceKind::Device(d) });
+                    known.push(h);
+                    h
+                }
+            };
+            topo.devices.push(handle);
+        }
+    }
+    HOST_MODEL.store(Box::into_raw(Box::new(topo)), Ordering::Release);
 }
 
 /// A device handle from C.
@@ -55,7 +123,8 @@ pub fn platform(h: *const OlPlatform) -> OlResult<&'static OlPlatform> {
 
 const VERSION: &str = "v0.0.1";
 const UNKNOWN_BACKEND: u32 = 0;
-const HOST_BACKEND: u32 = 4;
+/// `OL_PLATFORM_BACKEND_HOST`: copies treat a device of this backend as host memory.
+pub const HOST_BACKEND: u32 = 4;
 
 fn leak<T>(v: T) -> &'static T {
     Box::leak(Box::new(v))
@@ -71,14 +140,20 @@ fn discover() -> Topology {
             "amdgpu" => (2, "AMDGPU", "AMD"),
             _ => (UNKNOWN_BACKEND, "x86_64", "omptarget-rs"),
         };
-        let platform = leak(OlPlatform { backend, name: name.into(), vendor: vendor.into(), version: VERSION.into() });
+        let platform =
+            leak(OlPlatform { backend, plugin: first.plugin.name(), name: name.into(), vendor: vendor.into(), version: VERSION.into() });
         platforms.push(platform);
         for d in plugin_devices {
             devices.push(leak(OlDevice { platform, kind: DeviceKind::Device(d) }));
         }
     }
-    let host =
-        leak(OlPlatform { backend: HOST_BACKEND, name: "Host".into(), vendor: "Unknown platform vendor".into(), version: VERSION.into() });
+    let host = leak(OlPlatform {
+        backend: HOST_BACKEND,
+        plugin: "",
+        name: "Host".into(),
+        vendor: "Unknown platform vendor".into(),
+        version: VERSION.into(),
+    });
     platforms.push(host);
     devices.push(leak(OlDevice { platform: host, kind: DeviceKind::Host }));
     Topology { platforms, devices }
@@ -124,8 +199,16 @@ pub fn device_info(dev: &'static OlDevice, prop: DeviceInfo) -> OlResult<Value> 
     let p = rt.properties();
     let gpu = p.device_type == DeviceType::Gpu;
     let fp_half = if gpu { FP_ALL } else { 0 };
+    // In 23's model the host plugin's devices are host devices.
+    let ty = if dev.platform.backend == HOST_BACKEND {
+        4
+    } else if gpu {
+        2
+    } else {
+        3
+    };
     Ok(match prop.0 {
-        0 => Enum(if gpu { 2 } else { 3 }, DEVICE_TYPE_NAMES),
+        0 => Enum(ty, DEVICE_TYPE_NAMES),
         1 => Ptr(dev.platform as *const OlPlatform as usize),
         2 => Str(p.name.clone()),
         3 => Str(if p.product.is_empty() { p.name.clone() } else { p.product.clone() }),
@@ -163,5 +246,5 @@ pub fn platform_info(p: &'static OlPlatform, prop: PlatformInfo) -> OlResult<Val
 
 /// Fork safety: the device-list creation lock.
 pub(crate) fn lock_for_fork(held: &mut crate::base::fork::ForkLocks) -> bool {
-    held.mutex(&TOPOLOGY_INIT)
+    held.mutex(&TOPOLOGY_INIT) && held.mutex(&HOST_MODEL_OBJECTS)
 }

@@ -20,6 +20,8 @@ use std::sync::Arc;
 /// `ol_platform_impl_t`: one per plugin with devices, plus the host platform.
 pub struct OlPlatform {
     pub backend: u32,
+    /// The plugin behind it (empty for the virtual host device's platform).
+    pub plugin: &'static str,
     pub name: String,
     pub vendor: String,
     pub version: String,

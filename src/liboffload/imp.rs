@@ -49,8 +49,8 @@ pub(crate) fn init() -> OlResult<()> {
 
 pub(crate) fn shut_down() -> OlResult<()> {
     let before = super::init_count().fetch_update(Ordering::AcqRel, Ordering::Acquire, |c| c.checked_sub(1));
-    if before == Ok(1) {
-        // The last olShutDown: queued work finishes (or, stuck for a
+    if before == Ok(1) && super::generation::none_initialized() {
+        // The last olShutDown of every generation: queued work finishes (or, stuck for a
         // minute, is cancelled) before the API is closed.
         crate::device::work_queue::shutdown(std::time::Duration::from_secs(60));
     }
@@ -128,7 +128,7 @@ pub(crate) fn mem_alloc(device: DeviceH, ty: AllocType, size: usize, out: *mut *
     let dev = devices::device(device)?;
     let kind = alloc_kind(ty)?;
     let rt = dev.device("olMemAlloc")?;
-    let ptr = memory::allocate(rt, size as u64, kind, Origin::Offload)?;
+    let ptr = memory::allocate_disjoint(rt, size as u64, kind, Origin::Offload)?;
     if let Err(e) = write_out(out, ptr as usize as *mut c_void) {
         let _ = memory::deallocate(ptr);
         return Err(e);
@@ -208,7 +208,8 @@ fn check_range(dev: &Device, ptr: usize, len: usize, what: &str) -> OlResult<()>
     err(errc::INVALID_ARGUMENT, format!("{what} [{ptr:#x}, +{len}) is not inside a live allocation or global of device {}", dev.id))
 }
 
-/// One side of a copy: a device, or host memory (the virtual host device).
+/// One side of a copy: a device, or host memory (a device of backend HOST:
+/// the virtual host device, or in 23's model the host plugin's devices).
 #[derive(Clone, Copy)]
 enum End {
     Host,
@@ -217,8 +218,8 @@ enum End {
 
 fn end_of(d: &OlDevice) -> End {
     match d.real() {
-        Some(dev) => End::Device(dev),
-        None => End::Host,
+        Some(dev) if d.platform.backend != devices::HOST_BACKEND => End::Device(dev),
+        _ => End::Host,
     }
 }
 
@@ -291,16 +292,19 @@ pub(crate) fn memcpy(queue: QueueH, dst: *mut c_void, dst_dev: DeviceH, src: *co
         return err(errc::INVALID_SIZE, format!("Size {size} is too large"));
     }
     let (d, s) = (dst as usize, src as usize);
-    if let Some(dev) = dd.real() {
+    let (de, se) = (end_of(dd), end_of(sd));
+    if let End::Device(dev) = de {
         check_range(dev, d, size, "DstPtr")?;
     }
-    if let Some(dev) = sd.real() {
+    if let End::Device(dev) = se {
         check_range(dev, s, size, "SrcPtr")?;
     }
-    let (de, se) = (end_of(dd), end_of(sd));
     let Some(q) = q else {
         // Synchronous: on a device end's queue, or plain memory for host to host.
-        let dev = dd.real().or(sd.real());
+        let dev = match (de, se) {
+            (End::Device(x), _) | (_, End::Device(x)) => Some(x),
+            _ => None,
+        };
         return match dev {
             // SAFETY: the ends are the caller's memory of `size` bytes (the header's contract) or checked device ranges; waited for before returning.
             Some(dev) => run_now(dev, |q| unsafe { copy(q, de, d, se, s, size) }),

@@ -10,36 +10,28 @@
 
 pub mod devices;
 pub mod error;
+pub mod generation;
 pub mod handles;
 pub mod imp;
 pub mod info;
 pub mod types;
+pub mod v21;
+pub mod v23;
 
 use error::{ERRC_NAMES, ErrorStruct, OlError, OlResult, errc, intern};
 use std::panic::{AssertUnwindSafe, catch_unwind};
-use std::sync::LazyLock;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// `ol_result_t`.
 pub type OlResultPtr = *const ErrorStruct;
 
-/// `olInit` minus `olShutDown` calls.
-static INIT_COUNT: AtomicUsize = AtomicUsize::new(0);
-
-/// `OFFLOAD_TRACE`: any value but empty or 0 prints every call to stderr.
-static TRACE: LazyLock<bool> = LazyLock::new(|| std::env::var("OFFLOAD_TRACE").is_ok_and(|v| !v.is_empty() && v != "0"));
-
-/// Whether `OFFLOAD_TRACE` is on.
+/// Whether `OFFLOAD_TRACE` is on for the current generation.
 pub(crate) fn tracing() -> bool {
-    *TRACE
-}
-
-pub(crate) fn initialized() -> bool {
-    INIT_COUNT.load(Ordering::Acquire) > 0
+    generation::tracing(generation::current())
 }
 
 pub(crate) fn init_count() -> &'static AtomicUsize {
-    &INIT_COUNT
+    generation::init_count(generation::current())
 }
 
 /// The `ol*` layer's part in the fork handlers (`base::fork`): every lock
@@ -51,11 +43,16 @@ impl crate::base::fork::Participant for ForkPart {
     fn before_fork(&'static self) {
         // `OFFLOAD_TRACE` is read now if it was not, so that no child
         // inherits its one-time initialisation half done.
-        tracing();
+        generation::tracing(generation::Gen::V22);
+        generation::tracing(generation::Gen::V21);
     }
 
     fn lock_for_fork(&'static self, held: &mut crate::base::fork::ForkLocks) -> bool {
-        handles::lock_for_fork(held) && devices::lock_for_fork(held) && imp::lock_for_fork(held) && error::lock_for_fork(held)
+        handles::lock_for_fork(held)
+            && v23::lock_for_fork(held)
+            && devices::lock_for_fork(held)
+            && imp::lock_for_fork(held)
+            && error::lock_for_fork(held)
     }
 }
 
@@ -72,15 +69,28 @@ pub(crate) fn join_fork_handlers() {
 /// panics caught, the trace line, and the error interned as `ol_result_t`.
 #[inline]
 pub fn entry(name: &'static str, args: impl FnOnce(&mut String, bool), body: impl FnOnce() -> OlResult<()>) -> OlResultPtr {
+    entry_of(generation::Gen::V22, name, args, body)
+}
+
+/// [`entry`] for an export of generation `g`: `g` is the current
+/// generation for the call (its device model, numbering and `olInit` count).
+#[inline]
+pub fn entry_of(
+    g: generation::Gen,
+    name: &'static str,
+    args: impl FnOnce(&mut String, bool),
+    body: impl FnOnce() -> OlResult<()>,
+) -> OlResultPtr {
+    let _gen = generation::enter(g);
     let is_init = name.len() == 6 && name == "olInit";
-    if !is_init && !initialized() {
+    if !is_init && generation::init_count(g).load(Ordering::Acquire) == 0 {
         // 22.1 prints no trace for these.
         return intern(&OlError {
             code: errc::UNINITIALIZED,
             details: "liboffload has not been initialized - please call olInit before using this API".into(),
         });
     }
-    let tracing = *TRACE;
+    let tracing = generation::tracing(g);
     if tracing {
         // 22.1 prints the name first: calls made from a callback (olIterateDevices) nest inside the line.
         trace_start(name);

@@ -273,3 +273,76 @@ pub type QueueH = *const OlQueue;
 pub type EventH = *const OlEvent;
 pub type ProgramH = *const OlProgram;
 pub type SymbolH = *const OlSymbol;
+
+// ---- Types of the other generations ------------------------------------
+
+ol_enum!(
+    /// LLVM 21's `ol_device_info_t` (its own numbering: `VENDOR` is 3,
+    /// `MAX_WORK_GROUP_SIZE` an `ol_dimensions_t`).
+    DeviceInfo21,
+    DEVICE_INFO_21_NAMES = [
+        "OL_DEVICE_INFO_TYPE",
+        "OL_DEVICE_INFO_PLATFORM",
+        "OL_DEVICE_INFO_NAME",
+        "OL_DEVICE_INFO_VENDOR",
+        "OL_DEVICE_INFO_DRIVER_VERSION",
+        "OL_DEVICE_INFO_MAX_WORK_GROUP_SIZE",
+    ]
+);
+
+/// LLVM 23's `ol_device_info_t`: 22.1's values and three `bool` properties after them.
+pub const DEVICE_INFO_23_NAMES: [&str; 32] = {
+    let mut n = [""; 32];
+    let mut i = 0;
+    while i < DEVICE_INFO_NAMES.len() {
+        n[i] = DEVICE_INFO_NAMES[i];
+        i += 1;
+    }
+    n[29] = "OL_DEVICE_INFO_SINGLE_FP_SUPPORT";
+    n[30] = "OL_DEVICE_INFO_DOUBLE_FP_SUPPORT";
+    n[31] = "OL_DEVICE_INFO_HALF_FP_SUPPORT";
+    n
+};
+
+/// LLVM 23's `ol_device_info_t`.
+#[repr(transparent)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DeviceInfo23(pub u32);
+
+impl TraceArg for DeviceInfo23 {
+    fn trace(&self, out: &mut String) {
+        out.push_str(DEVICE_INFO_23_NAMES.get(self.0 as usize).copied().unwrap_or("unknown enumerator"))
+    }
+}
+
+/// LLVM 23's `ol_init_args_t`.
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct InitArgs {
+    pub size: usize,
+    pub num_platforms: u32,
+    pub platforms: *const PlatformBackend,
+}
+
+/// `const ol_init_args_t *`.
+pub type InitArgsP = *const InitArgs;
+
+/// LLVM 23's `ol_platform_rpc_cb_t`.
+pub type RpcCb = Option<unsafe extern "C" fn(port: *mut c_void, num_lanes: u32) -> u32>;
+
+impl TraceArg for RpcCb {
+    fn trace(&self, out: &mut String) {
+        trace_fn(self.map_or(0, |f| f as usize), out)
+    }
+}
+
+/// `bool *` and `float *` output parameters print their value after a successful call.
+impl OutValue for f32 {
+    unsafe fn trace_value(p: *const Self, out: &mut String) {
+        // SAFETY: the caller's contract.
+        let _ = write!(out, " ({})", unsafe { p.read() });
+    }
+}
+
+/// LLVM 21's `ol_kernel_handle_t`: a kernel symbol's handle.
+pub type KernelH = *const OlSymbol;
