@@ -5,7 +5,7 @@
 //! reject any input; it must never panic, read out of bounds, or allocate
 //! without bound. Not part of the library's interface.
 
-use crate::device::image::{check_elf_layout, elf_ident, elf_symbol_size, parse_offload_binary};
+use crate::base::image::{check_elf_layout, elf_ident, elf_symbol_size, parse_offload_binary};
 use crate::openmp::entries::parse_entries;
 use crate::plugins::amdgpu::{image as amdgpu, kernargs, msgpack};
 use crate::plugins::cuda::image as cuda;
@@ -94,7 +94,7 @@ pub fn program_image(data: &[u8]) {
         Ok(None) => data,
         Err(_) => return,
     };
-    if elf_ident(inner).is_ok_and(|e| e.machine == crate::device::image::machine::X86_64) {
+    if elf_ident(inner).is_ok_and(|e| e.machine == crate::base::image::machine::X86_64) {
         let _ = check_elf_layout(inner);
     }
     cuda_image(inner);
@@ -512,7 +512,7 @@ mod tests {
         elf[..4].copy_from_slice(b"\x7fELF");
         elf[4] = 2;
         elf[5] = 1;
-        let container = crate::device::image::tests::wrap(&elf, "x86_64-unknown-linux-gnu", "");
+        let container = crate::base::image::tests::wrap(&elf, "x86_64-unknown-linux-gnu", "");
         for input in [&[][..], &elf[..], &elf[..20], &container[..], &container[..container.len() / 2]] {
             offload_binary(input);
             self::elf(input);

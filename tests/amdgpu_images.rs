@@ -11,7 +11,7 @@
 //! kernels with OpenMP environments), which the tests run when needed.
 //! Without the images every test prints `skipped: gpu-images not built`.
 
-use omptarget_rs::device::image::parse_offload_binary;
+use omptarget_rs::base::image::parse_offload_binary;
 use omptarget_rs::plugins::Plugin;
 use omptarget_rs::plugins::amdgpu::image::{self, Feature, TargetId};
 use omptarget_rs::plugins::amdgpu::kernargs::{self, Geometry};

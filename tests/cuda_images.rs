@@ -7,7 +7,7 @@
 //! `$GPU_IMAGES_DIR`); without them every test prints
 //! `skipped: gpu-images not built`.
 
-use omptarget_rs::device::image::parse_offload_binary;
+use omptarget_rs::base::image::parse_offload_binary;
 use omptarget_rs::plugins::Plugin;
 use omptarget_rs::plugins::cuda::image::{self, ArchVariant, ComputeCapability, CubinAbi, CudaImageKind, ExecMode, KernelEnvironment};
 use omptarget_rs::plugins::cuda::{CudaPlugin, driver};

@@ -84,3 +84,89 @@ fn build_leaves_the_liboffload_name() {
     }
     assert_eq!(std::fs::read_link(&link).unwrap(), PathBuf::from("libomptarget_rs.so"));
 }
+
+/// `nm -D` lines of a library: (name@version, defined?).
+fn dynamic_symbols(lib: &std::path::Path) -> Option<Vec<(String, bool)>> {
+    let out = Command::new("nm").args(["-D", "--with-symbol-versions"]).arg(lib).output().ok()?;
+    assert!(out.status.success(), "nm {}: {}", lib.display(), String::from_utf8_lossy(&out.stderr));
+    let text = String::from_utf8(out.stdout).expect("nm output is UTF-8");
+    Some(
+        text.lines()
+            .filter_map(|l| {
+                let f: Vec<&str> = l.split_whitespace().collect();
+                match f.as_slice() {
+                    [_, kind, name] => Some((name.to_string(), *kind != "U")),
+                    [kind, name] => Some((name.to_string(), *kind != "U")),
+                    _ => None,
+                }
+            })
+            .collect(),
+    )
+}
+
+#[test]
+fn generation_lists_name_19_and_38_functions_and_their_twins() {
+    use omptarget_rs::c_api::{liboffload21, liboffload23};
+    for (exports, n) in [(liboffload21::EXPORTS, 38), (liboffload23::EXPORTS, 76)] {
+        assert_eq!(exports.len(), n);
+        let set: BTreeSet<_> = exports.iter().collect();
+        assert_eq!(set.len(), n, "a name appears twice");
+        for pair in exports.chunks(2) {
+            assert_eq!(format!("{}WithCodeLoc", pair[0]), pair[1]);
+        }
+    }
+    // The names that differ between the generations.
+    assert!(liboffload21::EXPORTS.contains(&"olGetKernel") && !liboffload21::EXPORTS.contains(&"olGetSymbol"));
+    assert!(liboffload21::EXPORTS.contains(&"olWaitQueue") && liboffload21::EXPORTS.contains(&"olWaitEvent"));
+    for f in ["olQueryQueue", "olGetEventElapsedTime", "olPlatformRegisterRPCCallback"] {
+        assert!(liboffload23::EXPORTS.contains(&f) && !omptarget_rs::c_api::liboffload::EXPORTS.contains(&f), "{f}");
+    }
+    let built = std::fs::read_to_string(concat!(env!("OUT_DIR"), "/offload_generation_exports.txt")).unwrap();
+    let want: Vec<String> = liboffload21::EXPORTS
+        .iter()
+        .map(|n| format!("{}{n}", liboffload21::PREFIX))
+        .chain(liboffload23::EXPORTS.iter().map(|n| format!("{}{n}", liboffload23::PREFIX)))
+        .collect();
+    assert_eq!(built.lines().map(str::to_owned).collect::<Vec<_>>(), want);
+}
+
+#[test]
+fn each_generation_file_exports_exactly_its_list_and_needs_the_one_runtime() {
+    use omptarget_rs::c_api::{liboffload21, liboffload23};
+    let Some(lib) = cdylib() else {
+        println!("skipped: cdylib not built");
+        return;
+    };
+    let Some(main) = dynamic_symbols(&lib) else { return };
+    for (file, alias, exports, prefix) in [
+        ("libLLVMOffload.so.21.1", None, liboffload21::EXPORTS, liboffload21::PREFIX),
+        ("libLLVMOffload.so.23.1", Some("libLLVMOffload.so.23.0git"), liboffload23::EXPORTS, liboffload23::PREFIX),
+    ] {
+        let shim = lib.with_file_name(file);
+        let shim = if shim.exists() { shim } else { lib.parent().unwrap().parent().unwrap().join(file) };
+        if !shim.exists() {
+            println!("skipped: {file} not built (cargo build --release makes it)");
+            continue;
+        }
+        let syms = dynamic_symbols(&shim).unwrap();
+        let defined: BTreeSet<String> = syms.iter().filter(|(n, d)| *d && !n.starts_with("VERS1.0")).map(|(n, _)| n.clone()).collect();
+        let want: BTreeSet<String> = exports.iter().map(|n| format!("{n}@@VERS1.0")).collect();
+        assert_eq!(defined, want, "{file}: its exports");
+        // Each export jumps to the runtime's entry point of that name, which the runtime defines.
+        let undefined: BTreeSet<String> = syms.iter().filter(|(_, d)| !*d).map(|(n, _)| n.clone()).collect();
+        let targets: BTreeSet<String> = exports.iter().map(|n| format!("{prefix}{n}")).collect();
+        assert_eq!(undefined, targets, "{file}: what it needs from the runtime");
+        for t in &targets {
+            assert!(main.iter().any(|(n, d)| *d && *n == format!("{t}@@VERS1.0")), "the runtime lacks {t}@@VERS1.0");
+        }
+        let dynamic = Command::new("readelf").arg("-d").arg(&shim).output().expect("readelf");
+        let dynamic = String::from_utf8_lossy(&dynamic.stdout);
+        assert!(dynamic.contains("Shared library: [libomptarget_rs.so]"), "{file} needs the runtime:\n{dynamic}");
+        assert!(dynamic.contains(&format!("Library soname: [{file}]")), "{file}: SONAME\n{dynamic}");
+        assert!(dynamic.contains("[$ORIGIN]"), "{file} finds the runtime next to it\n{dynamic}");
+        if let Some(a) = alias {
+            let link = shim.with_file_name(a);
+            assert_eq!(std::fs::read_link(&link).expect(a), std::path::Path::new(file));
+        }
+    }
+}

@@ -5,7 +5,7 @@
 //! but must never panic, read out of bounds or return ranges outside its input.
 //! The seed is printed; set OMPTARGET_RS_SEED to replay.
 
-use omptarget_rs::device::image::{check_elf_layout, elf_ident, elf_symbol_size, parse_offload_binary};
+use omptarget_rs::base::image::{check_elf_layout, elf_ident, elf_symbol_size, parse_offload_binary};
 use omptarget_rs::openmp::entries::parse_entries;
 
 struct Rng(u64);

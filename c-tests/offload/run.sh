@@ -14,6 +14,11 @@
 #             olWaitEvents, 10^6 self-enqueuing host functions, 8 threads
 #   abuse.c   bad ranges, sizes and symbols refused; one allocation table
 #             for both APIs (also under valgrind: no error, no leak)
+#   gen21.c, gen23.c  the other generations of the API, compiled against our
+#             headers of them (include/liboffload-21, include/liboffload-23)
+#             and linked against the shims cargo build leaves
+#             (libLLVMOffload.so.21.1, .so.23.1/.so.23.0git)
+#   shared_gen.c  OpenMP and generation 21 or 23 in one process: one runtime
 # plus OFFLOAD_TRACE=1 lines and llvm-offload-device-info-22 listing our
 # devices. Prints PASS/FAIL per check and "N passed, N failed"; exit 1 on failure.
 set -uo pipefail
@@ -33,6 +38,13 @@ mkdir -p "$O/lib"
 # Both names in one folder, for the program that uses OpenMP and ol* together.
 ln -sf "$REL/libomptarget_rs.so" "$O/lib/libomptarget.so.22.1"
 ln -sf "$REL/libomptarget_rs.so" "$O/lib/libLLVMOffload.so.22.1"
+# The generations' shims need the runtime by its file name next to them.
+ln -sf "$REL/libomptarget_rs.so" "$O/lib/libomptarget_rs.so"
+ln -sf "$REL/libomptarget_rs.so" "$O/lib/libomptarget.so"
+for g in libLLVMOffload.so.21.1 libLLVMOffload.so.23.1 libLLVMOffload.so.23.0git; do
+  [ -e "$REL/$g" ] || { echo "no $REL/$g after cargo build" >&2; exit 2; }
+  ln -sf "$REL/$g" "$O/lib/$g"
+done
 S=$ROOT/c-tests/offload
 set -e
 clang-22 -O1 -shared -fPIC "$S/kernel.c" -o "$O/kernel.so"
@@ -42,6 +54,15 @@ done
 clang-22 -Wall -fopenmp -fopenmp-targets=x86_64-unknown-linux-gnu -I"$INC" "$S/shared.c" -L"$LLVM_LIB" -lLLVMOffload -ldl -o "$O/shared"
 clang-22 -Wall -Wextra -Werror -I"$INC" "$S/queues.c" -L"$LLVM_LIB" -lLLVMOffload -lpthread -o "$O/queues"
 clang-22 -Wall -Wextra -Werror -fopenmp -I"$INC" "$S/abuse.c" -L"$LLVM_LIB" -lLLVMOffload -lomptarget -o "$O/abuse"
+# The generations: our header, our shim (23 under main's name, as a program
+# built on LLVM's main branch records it). The OpenMP programs link against
+# our libomptarget too: the shim's runtime must be the one the link sees.
+clang-22 -Wall -Wextra -Werror -I"$ROOT/include/liboffload-21" "$S/gen21.c" -L"$REL" -l:libLLVMOffload.so.21.1 -o "$O/gen21"
+clang-22 -Wall -Wextra -Werror -I"$ROOT/include/liboffload-23" "$S/gen23.c" -L"$REL" -l:libLLVMOffload.so.23.0git -lpthread -o "$O/gen23"
+for g in 21 23; do
+  clang-22 -Wall -DGEN=$g -fopenmp -fopenmp-targets=x86_64-unknown-linux-gnu -I"$ROOT/include/liboffload-$g" "$S/shared_gen.c" \
+    -L"$O/lib" -l:libLLVMOffload.so.$g.1 -ldl -o "$O/shared$g"
+done
 set +e
 
 pass=0 fail=0
@@ -108,6 +129,43 @@ if command -v valgrind >/dev/null; then
   else bad "queues.c under valgrind (exit $rc)" "$O/queues.vg"; fi
 else
   echo "skipped: valgrind not installed (abuse.c and queues.c under memcheck)"
+fi
+
+# 4d. The other generations, each under its own file name, on the one runtime.
+for g in 21 23; do
+  LD_LIBRARY_PATH=$O/lib timeout 60 "$O/gen$g" "$O/kernel.so" >"$O/gen$g.out" 2>&1
+  rc=$?
+  if [ $rc = 0 ] && grep -qE '^ok [0-9]+ checks' "$O/gen$g.out"; then
+    ok "gen$g.c: LLVM $g's API through its shim ($(grep -E '^ok' "$O/gen$g.out"))"
+  else bad "gen$g.c (exit $rc)" "$O/gen$g.out"; fi
+  LD_LIBRARY_PATH=$O/lib timeout 60 "$O/shared$g" "$O/kernel.so" >"$O/shared$g.out" 2>&1
+  rc=$?
+  if [ $rc = 0 ] && has "$O/shared$g.out" "one runtime serves ol* $g and OpenMP: yes" && has "$O/shared$g.out" "shared-device test passed"; then
+    ok "shared_gen.c GEN=$g: OpenMP and ol* $g share devices and memory"
+  else bad "shared_gen.c GEN=$g (exit $rc)" "$O/shared$g.out"; fi
+done
+# 21 and 23 trace when OFFLOAD_TRACE is set at all (22.1: not for empty or 0).
+OFFLOAD_TRACE=0 LD_LIBRARY_PATH=$O/lib timeout 60 "$O/gen23" "$O/kernel.so" >/dev/null 2>"$O/trace23.err"
+OFFLOAD_TRACE=0 LD_LIBRARY_PATH=$O/lib timeout 60 "$O/gen21" "$O/kernel.so" >/dev/null 2>"$O/trace21.err"
+if grep -qE '^---> olInit\(.InitArgs = 0x[0-9a-f]+\)-> OL_ERRC_INVALID_SIZE' "$O/trace23.err" \
+  && has "$O/trace23.err" "     *Error Details* ol_init_args_t Size field is too small " \
+  && grep -qE '^---> olGetEventElapsedTime\(.StartEvent = 0x[0-9a-f]+, .EndEvent = 0x[0-9a-f]+, .ElapsedTime = 0x[0-9a-f]+ \([0-9.]+\)\)-> OL_SUCCESS' "$O/trace23.err" \
+  && has "$O/trace23.err" ".PropName = OL_DEVICE_INFO_HALF_FP_SUPPORT, .PropSize = 1, .PropValue = 0x" \
+  && grep -qE '^---> olQueryQueue\(.Queue = 0x[0-9a-f]+, .IsQueueWorkCompleted = 0x[0-9a-f]+ \((true|false)\)\)-> OL_SUCCESS' "$O/trace23.err" \
+  && grep -qE '^---> olGetKernel\(.Program = 0x[0-9a-f]+, .KernelName = 0x[0-9a-f]+, .Kernel = 0x[0-9a-f]+ \(0x[0-9a-f]+\)\)-> OL_SUCCESS' "$O/trace21.err" \
+  && has "$O/trace21.err" ".PropName = OL_DEVICE_INFO_MAX_WORK_GROUP_SIZE, .PropSize = 12, .PropValue = 0x" \
+  && ! (OFFLOAD_TRACE=0 LD_LIBRARY_PATH=$REL timeout 60 "$O/api" "$O/kernel.so" 2>&1 >/dev/null | grep -q '^--->'); then
+  ok "OFFLOAD_TRACE=0 traces 21 ($(grep -c '^--->' "$O/trace21.err") calls) and 23 ($(grep -c '^--->' "$O/trace23.err") calls), not 22.1"
+else bad "OFFLOAD_TRACE for 21 and 23" "$O/trace23.err"; fi
+if command -v valgrind >/dev/null; then
+  for g in 21 23; do
+    LD_LIBRARY_PATH=$O/lib timeout 300 valgrind -q --error-exitcode=9 --leak-check=full --errors-for-leak-kinds=definite \
+      --suppressions="$ROOT/c-tests/reliability/valgrind.supp" "$O/gen$g" "$O/kernel.so" >"$O/gen$g.vg" 2>&1
+    rc=$?
+    if [ $rc = 0 ] && grep -qE '^ok [0-9]+ checks' "$O/gen$g.vg"; then
+      ok "gen$g.c under valgrind: no memory error, nothing definitely lost"
+    else bad "gen$g.c under valgrind (exit $rc)" "$O/gen$g.vg"; fi
+  done
 fi
 
 # 5. LLVM's device-info tool lists our devices.

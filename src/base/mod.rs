@@ -1,6 +1,7 @@
 //! Bottom primitives: the crate's error type, configuration read once from
 //! the environment, diagnostics, the fast-path gate, fork participation and
-//! the libomp binding. Nothing here imports another folder of the crate.
+//! the libomp binding, offload-binary and ELF parsing of images ([`image`]).
+//! Nothing here imports another folder of the crate.
 
 #[macro_use]
 pub mod driver_table;
@@ -15,6 +16,7 @@ pub mod fork;
 pub mod guard;
 pub mod handles;
 pub mod hash;
+pub mod image;
 pub mod intern;
 pub mod libomp;
 pub mod stack;

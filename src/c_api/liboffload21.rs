@@ -14,8 +14,8 @@ super::liboffload::ol_generation_api! {
     crate::liboffload::generation::Gen::V21, "__omptarget_rs_ol21_",
     fn olInit / olInitWithCodeLoc() => imp::init;
     fn olShutDown / olShutDownWithCodeLoc() => imp::shut_down;
-    fn olGetPlatformInfo / olGetPlatformInfoWithCodeLoc(Platform: PlatformH, PropName: PlatformInfo, PropSize: usize, PropValue: *mut c_void) => imp::get_platform_info;
-    fn olGetPlatformInfoSize / olGetPlatformInfoSizeWithCodeLoc(Platform: PlatformH, PropName: PlatformInfo, PropSizeRet: *mut usize) => imp::get_platform_info_size;
+    fn olGetPlatformInfo / olGetPlatformInfoWithCodeLoc(Platform: PlatformH, PropName: PlatformInfo, PropSize: usize, PropValue: *mut c_void) => v21::get_platform_info;
+    fn olGetPlatformInfoSize / olGetPlatformInfoSizeWithCodeLoc(Platform: PlatformH, PropName: PlatformInfo, PropSizeRet: *mut usize) => v21::get_platform_info_size;
     fn olIterateDevices / olIterateDevicesWithCodeLoc(Callback: IterateCb, UserData: *mut c_void) => imp::iterate_devices;
     fn olGetDeviceInfo / olGetDeviceInfoWithCodeLoc(Device: DeviceH, PropName: DeviceInfo21, PropSize: usize, PropValue: *mut c_void) => v21::get_device_info;
     fn olGetDeviceInfoSize / olGetDeviceInfoSizeWithCodeLoc(Device: DeviceH, PropName: DeviceInfo21, PropSizeRet: *mut usize) => v21::get_device_info_size;

@@ -13,13 +13,11 @@
 //! - [`program`]: images loaded on a device and their symbols.
 //! - [`rpc`]: host-side RPC handlers an API registered for a plugin's RPC server.
 //! - [`record_memory`]: the device memory kernel record/replay hands out.
-//! - [`image`]: offload-binary and ELF parsing of images.
 //!
 //! The one door to the tools (OMPT, the profile timeline) is here too: every
 //! allocation, copy and launch that goes through [`Device`] or a [`queue::Queue`]
 //! reports itself, so neither face calls a tool for device work.
 
-pub mod image;
 pub mod memory;
 pub mod program;
 pub mod queue;

@@ -10,8 +10,8 @@
 //! launched as a kernel jumps into data).
 
 use super::Device;
-use super::image::parse_offload_binary;
 use crate::base::error::{OffloadError, Result};
+use crate::base::image::parse_offload_binary;
 use crate::plugins::{ImageHandle, KernelHandle};
 use parking_lot::Mutex;
 use std::collections::BTreeMap;

@@ -97,8 +97,25 @@ pub fn select_host_model(requested: &[u32]) {
             topo.devices.push(handle);
         }
     }
-    HOST_MODEL.store(Box::into_raw(Box::new(topo)), Ordering::Release);
+    // One model per selection ever made (kept: handles of an earlier model
+    // may still be in a caller's hands); the same selection reuses its model.
+    let mut models = HOST_MODELS.lock();
+    let same = |m: &&&'static Topology| {
+        m.devices.len() == topo.devices.len() && m.devices.iter().zip(&topo.devices).all(|(a, b)| std::ptr::eq(*a, *b))
+    };
+    let model = match models.iter().find(same) {
+        Some(m) => *m,
+        None => {
+            let m = leak(topo);
+            models.push(m);
+            m
+        }
+    };
+    HOST_MODEL.store(model as *const Topology as *mut Topology, Ordering::Release);
 }
+
+/// Every device model of 23 made so far.
+static HOST_MODELS: Mutex<Vec<&'static Topology>> = Mutex::new(Vec::new());
 
 /// A device handle from C.
 pub fn device(h: *const OlDevice) -> OlResult<&'static OlDevice> {
@@ -246,5 +263,5 @@ pub fn platform_info(p: &'static OlPlatform, prop: PlatformInfo) -> OlResult<Val
 
 /// Fork safety: the device-list creation lock.
 pub(crate) fn lock_for_fork(held: &mut crate::base::fork::ForkLocks) -> bool {
-    held.mutex(&TOPOLOGY_INIT) && held.mutex(&HOST_MODEL_OBJECTS)
+    held.mutex(&TOPOLOGY_INIT) && held.mutex(&HOST_MODEL_OBJECTS) && held.mutex(&HOST_MODELS)
 }

@@ -103,3 +103,24 @@ pub(crate) fn get_kernel(program: ProgramH, name: *const c_char, out: *mut Kerne
     imp::get_symbol(program, name, SymbolKind(0), out)
         .map_err(|e| if e.code == errc::SYMBOL_KIND { OlError { code: errc::NOT_FOUND, details: e.details } } else { e })
 }
+
+/// 21's `ol_platform_backend_t` names: it had no `LEVEL_ZERO`, and `HOST` was 3.
+const PLATFORM_BACKEND_21_NAMES: &[&str] =
+    &["OL_PLATFORM_BACKEND_UNKNOWN", "OL_PLATFORM_BACKEND_CUDA", "OL_PLATFORM_BACKEND_AMDGPU", "OL_PLATFORM_BACKEND_HOST"];
+
+/// 21's platform-info values: 22.1's, with 21's backend numbering.
+fn platform_value(platform: PlatformH, prop: PlatformInfo) -> OlResult<Value> {
+    let p = devices::platform(platform)?;
+    match devices::platform_info(p, prop)? {
+        Value::Enum(b, _) => Ok(Value::Enum(if b == devices::HOST_BACKEND { 3 } else { b }, PLATFORM_BACKEND_21_NAMES)),
+        v => Ok(v),
+    }
+}
+
+pub(crate) fn get_platform_info(platform: PlatformH, prop: PlatformInfo, size: usize, value: *mut c_void) -> OlResult<()> {
+    info::get(platform.is_null(), "Platform", errc::INVALID_NULL_HANDLE, size, value, || platform_value(platform, prop))
+}
+
+pub(crate) fn get_platform_info_size(platform: PlatformH, prop: PlatformInfo, ret: *mut usize) -> OlResult<()> {
+    info::size(platform.is_null(), "Platform", errc::INVALID_NULL_HANDLE, ret, || platform_value(platform, prop))
+}

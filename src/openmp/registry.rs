@@ -3,7 +3,7 @@
 
 use super::entries::Entry;
 use crate::abi::ptr::ProgramBytes;
-use crate::device::image::OffloadBinary;
+use crate::base::image::OffloadBinary;
 use std::collections::BTreeMap;
 
 /// One device image of a registered library.

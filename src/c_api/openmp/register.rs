@@ -6,7 +6,7 @@ use super::boundary::void_entry;
 use crate::abi::ptr::{self, ProgramBytes};
 use crate::abi::{__tgt_bin_desc, __tgt_device_image};
 use crate::base::error::{OffloadError, Result};
-use crate::device::image;
+use crate::base::image;
 use crate::openmp::{self, entries, registry::DeviceImage};
 
 /// Reads a descriptor into entries and images without keeping raw pointers

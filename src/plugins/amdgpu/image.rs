@@ -11,7 +11,7 @@
 
 use super::msgpack::{self, Value};
 use crate::base::error::{OffloadError, Result};
-use crate::device::image::{elf_ident, machine};
+use crate::base::image::{elf_ident, machine};
 use crate::plugins::gpu::kernel_env::{self, KernelEnvironment};
 use std::collections::HashMap;
 use std::fmt;

@@ -141,8 +141,8 @@ pub fn build(name: &str, segment_size: u32, meta: Option<&KernelMeta>, args: &[u
 
 #[cfg(test)]
 mod tests {
-    use super::super::image::KernelArg;
     use super::*;
+    use crate::plugins::amdgpu::image::KernelArg;
 
     fn arg(offset: u32, size: u32, kind: &str) -> KernelArg {
         KernelArg { offset, size, value_kind: kind.into() }

@@ -1228,7 +1228,7 @@ impl Plugin for AmdgpuPlugin {
     }
 
     fn load_binary(&self, device: usize, bytes: &[u8]) -> Result<ImageHandle> {
-        crate::device::image::check_elf_layout(bytes)?;
+        crate::base::image::check_elf_layout(bytes)?;
         let img = image::identify(bytes)?;
         let (st, dev) = self.device(device)?;
         if !dev.isas.iter().any(|t| image::is_compatible(&img, t)) {

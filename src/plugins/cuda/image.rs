@@ -9,7 +9,7 @@
 //! a panic.
 
 use crate::base::error::{OffloadError, Result};
-use crate::device::image::{elf_ident, machine};
+use crate::base::image::{elf_ident, machine};
 use crate::plugins::gpu::kernel_env;
 pub use crate::plugins::gpu::kernel_env::{ExecMode, KERNEL_ENV_BYTES, KERNEL_ENV_CONFIG_BYTES, KERNEL_ENV_SUFFIX, KernelEnvironment};
 use std::collections::HashMap;

@@ -889,7 +889,7 @@ impl Plugin for CudaPlugin {
     }
 
     fn load_binary(&self, device: usize, bytes: &[u8]) -> Result<ImageHandle> {
-        crate::device::image::check_elf_layout(bytes)?;
+        crate::base::image::check_elf_layout(bytes)?;
         let img: CudaImage = image::identify(bytes)?;
         let (d, dev, ctx) = self.active(device)?;
         if !image::is_compatible(&img, dev.cc) {

@@ -15,7 +15,7 @@ mod queue;
 
 use super::{AllocKind, EventHandle, ImageHandle, KernelHandle, LaunchDims, Plugin, QueueHandle};
 use crate::base::error::{OffloadError, Result};
-use crate::device::image::{elf_ident, elf_symbol_size, machine};
+use crate::base::image::{elf_ident, elf_symbol_size, machine};
 use parking_lot::Mutex;
 use std::ffi::CString;
 
@@ -199,7 +199,7 @@ impl Plugin for HostPlugin {
     }
 
     fn load_binary(&self, device: usize, image: &[u8]) -> Result<ImageHandle> {
-        crate::device::image::check_elf_layout(image).map_err(|e| load_error(e.to_string()))?;
+        crate::base::image::check_elf_layout(image).map_err(|e| load_error(e.to_string()))?;
         let (path, fd) = Self::memfd_with(image, device)?;
         let lib = {
             let _loading = LOADER.lock();
