@@ -736,6 +736,12 @@ mod tests {
         t.insert(o);
         assert_eq!(t.containing(0x9063), Some(o));
         assert_eq!(t.containing(0x9064), None);
+        // Ranges that overlap a block: containing either end, or around an ol* block.
+        assert!(t.overlaps(0x8ff0, 0x20));
+        assert!(t.overlaps(0x9063, 1));
+        assert!(t.overlaps(0x8000, 0x2000));
+        assert!(!t.overlaps(0x9064, 0x100));
+        assert!(!t.overlaps(0x8000, 0x1000));
     }
 
     #[test]

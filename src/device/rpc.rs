@@ -44,3 +44,30 @@ pub fn handlers(plugin: &str) -> Vec<Handler> {
 pub(crate) fn lock_for_fork(held: &mut crate::base::fork::ForkLocks) -> bool {
     held.mutex(&HANDLERS)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    unsafe extern "C" fn one(_: *mut c_void, lanes: u32) -> u32 {
+        lanes
+    }
+
+    unsafe extern "C" fn two(_: *mut c_void, _: u32) -> u32 {
+        2
+    }
+
+    #[test]
+    fn handlers_are_kept_per_plugin_in_order_once() {
+        register("rpc-test-plugin", one);
+        register("rpc-test-plugin", two);
+        register("rpc-test-plugin", one);
+        let h = handlers("rpc-test-plugin");
+        assert_eq!(h.len(), 2);
+        // SAFETY: the test's own handlers, which ignore the port.
+        assert_eq!(unsafe { h[0](std::ptr::null_mut(), 32) }, 32);
+        // SAFETY: as above.
+        assert_eq!(unsafe { h[1](std::ptr::null_mut(), 32) }, 2);
+        assert!(handlers("rpc-test-other").is_empty());
+    }
+}
