@@ -19,10 +19,15 @@ pub fn offload_binary(data: &[u8]) {
 }
 
 /// ELF identification, the layout check every plugin runs before loading,
-/// and the symbol-size lookup (`olGetSymbol`, globals).
+/// the host plugin's shared-object check before `dlopen`, and the
+/// symbol-size lookup (`olGetSymbol`, globals). An image the shared-object
+/// check accepts has passed the layout check too.
 pub fn elf(data: &[u8]) {
     let _ = elf_ident(data);
-    let _ = check_elf_layout(data);
+    let layout = check_elf_layout(data);
+    if crate::base::elf::check_shared_object(data).is_ok() {
+        assert!(layout.is_ok(), "shared object accepted with a broken layout");
+    }
     let _ = elf_symbol_size(data, "main");
 }
 
@@ -96,6 +101,7 @@ pub fn program_image(data: &[u8]) {
     };
     if elf_ident(inner).is_ok_and(|e| e.machine == crate::device::image::machine::X86_64) {
         let _ = check_elf_layout(inner);
+        let _ = crate::base::elf::check_shared_object(inner);
     }
     cuda_image(inner);
     amdgpu_image(inner);

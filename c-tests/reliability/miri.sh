@@ -11,7 +11,7 @@
 # -Zmiri-permissive-provenance accepts that without a warning per cast.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
-modules=(openmp::entries device::image openmp::mapping abi:: plugins::amdgpu::msgpack plugins::amdgpu::image
+modules=(openmp::entries device::image base::elf openmp::mapping abi:: plugins::amdgpu::msgpack plugins::amdgpu::image
          plugins::amdgpu::kernargs plugins::cuda::image plugins::cuda::grid fuzzing::)
 log=target/miri.log
 mkdir -p target

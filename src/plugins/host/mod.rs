@@ -147,6 +147,33 @@ fn load_error(what: String) -> OffloadError {
     OffloadError::BadImage(format!("failed to load target image: {what}"))
 }
 
+/// Why `dlopen` refused the image at `path`: the loader's own text
+/// (`dlerror`), which names a missing dependency or an undefined symbol,
+/// with the memfd path it starts with replaced by "the image".
+fn dlopen_error(e: &libloading::Error, path: &str) -> OffloadError {
+    let message = match std::error::Error::source(e) {
+        Some(source) => {
+            let text = source.to_string();
+            match text.strip_prefix(path) {
+                Some(rest) => format!("the image{rest}"),
+                None => text,
+            }
+        }
+        None => e.to_string(),
+    };
+    OffloadError::Driver { plugin: "x86_64", call: "dlopen", message }
+}
+
+/// The checks before `dlopen`: the file layout, then what the system loader
+/// reads from a shared object, so that a corrupt image is refused with a
+/// reason instead of crashing the loader or ending the process.
+fn check_image(image: &[u8]) -> Result<()> {
+    crate::base::elf::check_shared_object(image).map_err(|e| match e {
+        OffloadError::BadImage(what) => load_error(what),
+        other => other,
+    })
+}
+
 impl HostPlugin {
     fn image(&self, handle: ImageHandle) -> Result<std::sync::Arc<LoadedImage>> {
         self.images.lock().get(handle).cloned().flatten().ok_or_else(|| OffloadError::Internal(format!("unknown image handle {handle}")))
@@ -198,7 +225,7 @@ impl Plugin for HostPlugin {
     }
 
     fn load_binary(&self, device: usize, image: &[u8]) -> Result<ImageHandle> {
-        crate::device::image::check_elf_layout(image).map_err(|e| load_error(e.to_string()))?;
+        check_image(image)?;
         let (path, fd) = Self::memfd_with(image, device)?;
         let lib = {
             let _loading = LOADER.lock();
@@ -214,7 +241,7 @@ impl Plugin for HostPlugin {
             Err(e) => {
                 // SAFETY: fd is ours and nothing was loaded from it.
                 unsafe { libc::close(fd) };
-                return Err(load_error(e.to_string()));
+                return Err(dlopen_error(&e, &path));
             }
         };
         let slots = bind::slots(image);
