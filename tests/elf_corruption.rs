@@ -1,7 +1,8 @@
 //! Corrupted host images never reach the system loader in a shape that
 //! crashes it. A valid x86-64 shared object (built from
-//! `tests/fixtures/host_kernels.c` with `cc`, and with `clang-22 -fuse-ld=lld`
-//! when present: two linkers, two layouts) gets every single-field
+//! `tests/fixtures/host_kernels.c` with `cc`, once more with hidden
+//! visibility (no symbol defined in its dynamic table), and with `clang-22
+//! -fuse-ld=lld` when present: two linkers, three layouts) gets every single-field
 //! corruption of each program header, of the key ELF header fields and of
 //! each dynamic-section entry, from a fixed list of values per field (zero,
 //! off by one, a page up or down, high bits set, all ones, other segment
@@ -284,6 +285,10 @@ fn single_field_corruptions_load_or_fail_cleanly() {
         return;
     };
     let mut total = sweep("cc", &gnu);
+    // No symbol defined in the dynamic table: the GNU hash table then
+    // hashes none, and the undefined ones may lie above its first index.
+    let hidden = build("cc", &["-fvisibility=hidden"], "hidden").expect("cc ran just before");
+    total += sweep("cc -fvisibility=hidden", &hidden);
     if let Some(lld) = build("clang-22", &["-fuse-ld=lld"], "lld") {
         total += sweep("clang-22/lld", &lld);
     }

@@ -421,7 +421,7 @@ fn check_program_headers(bytes: &[u8]) -> Result<Loads<'_>> {
         return Err(bad(format!("the loadable segments span {span:#x} bytes, more than the limit of {MAX_SPAN:#x}")));
     }
     let mut loads = Loads { bytes, segs, dynamic: 0 };
-    check_sections_match_segments(&loads)?;
+    check_sections_match_segments(&loads, &sections(bytes))?;
     let mut dynamic = false;
     for &(i, ty, vaddr, filesz, memsz, align) in &others {
         let head = || format!("program header {i} ({})", pt_name(ty));
@@ -476,38 +476,63 @@ fn check_program_headers(bytes: &[u8]) -> Result<Loads<'_>> {
     Ok(loads)
 }
 
+/// One section header: the fields the checks compare with the program
+/// headers and the dynamic section.
+#[derive(Debug, Clone, Copy)]
+struct Section {
+    index: u64,
+    ty: u32,
+    flags: u64,
+    addr: u64,
+    offset: u64,
+    size: u64,
+}
+
+const SHF_ALLOC: u64 = 2;
+const SHT_RELA: u32 = 4;
+const SHT_NOBITS: u32 = 8;
+const SHT_DYNSYM: u32 = 11;
+const SHT_RELR: u32 = 19;
+
+/// The section headers (none when the image has no table; the loader
+/// needs none, so they are optional). check_elf_layout established that the
+/// table lies inside `bytes`.
+fn sections(bytes: &[u8]) -> Vec<Section> {
+    let (shoff, shentsize) = (read_u64(bytes, 40).unwrap_or(0), u64::from(read_u16(bytes, 58).unwrap_or(0)));
+    let mut shnum = u64::from(read_u16(bytes, 60).unwrap_or(0));
+    if shoff == 0 || shentsize < 64 {
+        return Vec::new();
+    }
+    if shnum == 0 {
+        shnum = read_u64(bytes, shoff + 32).unwrap_or(0);
+    }
+    (0..shnum)
+        .map(|index| {
+            let sh = shoff + index * shentsize;
+            let f = |off: u64| read_u64(bytes, sh + off).unwrap_or(0);
+            Section { index, ty: read_u32(bytes, sh + 4).unwrap_or(0), flags: f(8), addr: f(16), offset: f(24), size: f(32) }
+        })
+        .collect()
+}
+
 /// Where the section headers (when present) say each allocated section's
 /// bytes are, the loadable segment holding its address must map them from:
 /// a segment whose file offset or address moved maps other bytes there, and
 /// the loader would run or read them as the section's (the code at
 /// `DT_INIT`, the relocation tables).
-fn check_sections_match_segments(loads: &Loads<'_>) -> Result<()> {
-    let bytes = loads.bytes;
-    let (shoff, shentsize) = (read_u64(bytes, 40).unwrap_or(0), u64::from(read_u16(bytes, 58).unwrap_or(0)));
-    let mut shnum = u64::from(read_u16(bytes, 60).unwrap_or(0));
-    if shoff == 0 || shentsize < 64 {
-        return Ok(());
-    }
-    if shnum == 0 {
-        shnum = read_u64(bytes, shoff + 32).unwrap_or(0);
-    }
-    for i in 0..shnum {
-        // check_elf_layout established that the table lies inside `bytes`.
-        let sh = shoff + i * shentsize;
-        let (ty, flags) = (read_u32(bytes, sh + 4).unwrap_or(0), read_u64(bytes, sh + 8).unwrap_or(0));
-        let (addr, offset, size) =
-            (read_u64(bytes, sh + 16).unwrap_or(0), read_u64(bytes, sh + 24).unwrap_or(0), read_u64(bytes, sh + 32).unwrap_or(0));
-        // SHF_ALLOC sections with file contents (not SHT_NULL or SHT_NOBITS).
-        if flags & 2 == 0 || ty == 0 || ty == 8 || size == 0 {
-            continue;
-        }
-        if let Some(seg) = loads.segs.iter().find(|s| s.holds_within(addr, size, s.filesz))
-            && seg.offset + (addr - seg.vaddr) != offset
+fn check_sections_match_segments(loads: &Loads<'_>, sections: &[Section]) -> Result<()> {
+    // SHF_ALLOC sections with file contents (not SHT_NULL or SHT_NOBITS).
+    for s in sections.iter().filter(|s| s.flags & SHF_ALLOC != 0 && s.ty != 0 && s.ty != SHT_NOBITS && s.size != 0) {
+        if let Some(seg) = loads.segs.iter().find(|g| g.holds_within(s.addr, s.size, g.filesz))
+            && seg.offset + (s.addr - seg.vaddr) != s.offset
         {
             return Err(bad(format!(
-                "section {i} (address {addr:#x}, file offset {offset:#x}) is mapped by loadable segment {} from file offset {:#x} instead",
+                "section {} (address {:#x}, file offset {:#x}) is mapped by loadable segment {} from file offset {:#x} instead",
+                s.index,
+                s.addr,
+                s.offset,
                 seg.index,
-                seg.offset + (addr - seg.vaddr)
+                seg.offset + (s.addr - seg.vaddr)
             )));
         }
     }
@@ -519,32 +544,18 @@ fn check_sections_match_segments(loads: &Loads<'_>) -> Result<()> {
 /// `DT_JMPREL` or `DT_RELR` table. A relocation table whose address or size
 /// entry moved leaves relocations unapplied (pointers the loader should have
 /// set, procedure-linkage slots) that the image's code then jumps through.
-fn check_relocation_sections_covered(bytes: &[u8], d: &Dynamic) -> Result<()> {
-    let (shoff, shentsize) = (read_u64(bytes, 40).unwrap_or(0), u64::from(read_u16(bytes, 58).unwrap_or(0)));
-    let mut shnum = u64::from(read_u16(bytes, 60).unwrap_or(0));
-    if shoff == 0 || shentsize < 64 {
-        return Ok(());
-    }
-    if shnum == 0 {
-        shnum = read_u64(bytes, shoff + 32).unwrap_or(0);
-    }
+fn check_relocation_sections_covered(sections: &[Section], d: &Dynamic) -> Result<()> {
     let tables: Vec<(u64, u64)> = [(DT_RELA, DT_RELASZ), (DT_JMPREL, DT_PLTRELSZ), (DT_RELR, DT_RELRSZ)]
         .iter()
         .filter_map(|&(t, sz)| Some((d.get(t)?, d.get(sz).unwrap_or(0))))
         .collect();
-    for i in 0..shnum {
-        // check_elf_layout established that the table lies inside `bytes`.
-        let sh = shoff + i * shentsize;
-        let (ty, flags) = (read_u32(bytes, sh + 4).unwrap_or(0), read_u64(bytes, sh + 8).unwrap_or(0));
-        let (addr, size) = (read_u64(bytes, sh + 16).unwrap_or(0), read_u64(bytes, sh + 32).unwrap_or(0));
-        // SHT_RELA (4) and SHT_RELR (19) with SHF_ALLOC.
-        if !matches!(ty, 4 | 19) || flags & 2 == 0 || size == 0 {
-            continue;
-        }
+    for s in sections.iter().filter(|s| matches!(s.ty, SHT_RELA | SHT_RELR) && s.flags & SHF_ALLOC != 0 && s.size != 0) {
+        let (addr, size) = (s.addr, s.size);
         let covered = tables.iter().any(|&(start, len)| addr >= start && addr - start <= len && size <= len - (addr - start));
         if !covered {
             return Err(bad(format!(
-                "relocation section {i} ({addr:#x}..+{size:#x}) is not inside the DT_RELA, DT_JMPREL or DT_RELR table, so the loader would not apply it"
+                "relocation section {} ({addr:#x}..+{size:#x}) is not inside the DT_RELA, DT_JMPREL or DT_RELR table, so the loader would not apply it",
+                s.index
             )));
         }
     }
@@ -608,7 +619,8 @@ fn check_dynamic(loads: &Loads<'_>, bytes: &[u8]) -> Result<()> {
     if d.get(DT_JMPREL).is_some() && d.get(DT_PLTREL).is_none() {
         return Err(bad(format!("{} is present without DT_PLTREL", entry(DT_JMPREL))));
     }
-    check_relocation_sections_covered(bytes, &d)?;
+    let sections = sections(bytes);
+    check_relocation_sections_covered(&sections, &d)?;
     if d.get(DT_REL).is_some() {
         return Err(bad(format!("{}: x86-64 shared objects use DT_RELA relocations, not DT_REL", entry(DT_REL))));
     }
@@ -635,25 +647,64 @@ fn check_dynamic(loads: &Loads<'_>, bytes: &[u8]) -> Result<()> {
         }
     }
 
-    // Symbols: the count the hash tables describe.
+    // Symbols. A System V hash table gives the symbol count (nchain); a GNU
+    // one only reaches the defined symbols it hashes (an object with no
+    // defined symbol may leave its undefined ones above `symoffset`), so
+    // with it an index is bounded only by the segment holding the table.
+    // Every symbol a hash lookup can reach is checked below; every other
+    // one a relocation names is checked with the relocation.
     let Some(symtab) = d.get(DT_SYMTAB) else {
         return Err(bad("the dynamic section lacks DT_SYMTAB (the symbol table)"));
     };
     loads.data(symtab, SYM_SIZE, &|| format!("the symbol table ({})", entry(DT_SYMTAB)))?;
-    let nsyms = match (d.get(DT_GNU_HASH), d.get(DT_HASH)) {
-        (Some(gnu), _) => Some(gnu_hash_symbols(loads, gnu, &entry(DT_GNU_HASH))?),
-        (None, Some(sysv)) => Some(sysv_hash_symbols(loads, sysv, &entry(DT_HASH))?),
-        (None, None) => None,
+    let (hashed, mut nsyms) = match (d.get(DT_GNU_HASH), d.get(DT_HASH)) {
+        (Some(gnu), _) => (gnu_hash_symbols(loads, gnu, &entry(DT_GNU_HASH))?, None),
+        (None, Some(sysv)) => {
+            let n = sysv_hash_symbols(loads, sysv, &entry(DT_HASH))?;
+            (n, Some(n))
+        }
+        (None, None) => (0, None),
     };
+    // The table starts with the null symbol (all zero), and the string
+    // table with an empty string: a table address that moved rarely does.
+    if loads.data(symtab, SYM_SIZE, &|| entry(DT_SYMTAB))?.iter().any(|&b| b != 0) {
+        return Err(bad(format!("{} at {symtab:#x} does not start with the null symbol", entry(DT_SYMTAB))));
+    }
+    if strings.first() != Some(&0) {
+        return Err(bad(format!("{} at {strtab:#x} does not start with an empty string", entry(DT_STRTAB))));
+    }
+    // The dynamic symbol section (when the section headers list one) is
+    // the table DT_SYMTAB names, and its size is the symbol count.
+    if let Some(dynsym) = sections.iter().find(|s| s.ty == SHT_DYNSYM && s.flags & SHF_ALLOC != 0) {
+        if dynsym.addr != symtab {
+            return Err(bad(format!(
+                "{} is {symtab:#x}, but the dynamic symbol section {} is at {:#x}",
+                entry(DT_SYMTAB),
+                dynsym.index,
+                dynsym.addr
+            )));
+        }
+        let count = dynsym.size / SYM_SIZE;
+        if hashed > count || nsyms.is_some_and(|n| n != count) {
+            return Err(bad(format!(
+                "the hash table covers {} symbols, but the dynamic symbol section {} holds {count}",
+                nsyms.unwrap_or(hashed),
+                dynsym.index
+            )));
+        }
+        nsyms = Some(count);
+    }
     let symbol = |index: u64, what: &dyn Fn() -> String| -> Result<&[u8]> {
-        if nsyms.is_some_and(|n| index >= n) {
-            return Err(bad(format!("{}: symbol index {index} is past the {} symbols of the hash table", what(), nsyms.unwrap_or(0))));
+        if let Some(n) = nsyms
+            && index >= n
+        {
+            return Err(bad(format!("{}: symbol index {index} is past the {n} symbols of the table", what())));
         }
         let rec = loads.data(symtab + SYM_SIZE * index, SYM_SIZE, &|| format!("{}: symbol {index}", what()))?;
         string(u64::from(le_u32(rec, 0)), &|| format!("{}: the name of symbol {index}", what()))?;
         Ok(rec)
     };
-    let nsyms_checked = nsyms.unwrap_or(0);
+    let nsyms_checked = hashed;
     for i in 0..nsyms_checked {
         symbol(i, &|| entry(DT_SYMTAB))?;
     }
