@@ -42,6 +42,14 @@
 #            each; 20): that status and "results ok".
 #   stress   thread_stress.c: 8 threads x 10^4 mixed constructs (10^5, 50
 #            runs with --long), exact results, reference counts back to 0.
+#   memory   map_memory.c: distinct mappings (`target enter data map(to:
+#            a[i:1])`, every 1000th used by a region, then `exit data
+#            map(from:)`) of array elements and of separate malloc blocks;
+#            after malloc_trim, resident memory must have grown by less than
+#            40 MiB: 10^6 array elements and 2*10^5 blocks (10^6 of both with
+#            --long). The printed results (values, presence) must equal LLVM
+#            22.1's for 2*10^4 of each (10^5 with --long), which keeps
+#            866 MiB after 10^6.
 #   valgrind dlopen_cycles (30 cycles), the bad-input cases that return
 #            (NULL host pointer, negative size) and bad_image (corrupt images
 #            and a missing dependency refused by olCreateProgram, then a
@@ -58,7 +66,7 @@ OUT=$ROOT/target/reliability
 LONG=0
 if [ "${1:-}" = --long ]; then LONG=1; shift; fi
 CHECKS=("$@")
-[ ${#CHECKS[@]} -gt 0 ] || CHECKS=(fork gdb bad dlopen teardown stress valgrind)
+[ ${#CHECKS[@]} -gt 0 ] || CHECKS=(fork gdb bad dlopen teardown stress memory valgrind)
 [ -f "$LIB" ] || { echo "reliability/run.sh: no runtime at $LIB (cargo build --release)" >&2; exit 2; }
 LIB=$(readlink -f "$LIB")
 mkdir -p "$OUT/shim" "$OUT/logs"
@@ -339,6 +347,41 @@ check_stress() {
     repeat "thread stress" 1 "$OUT/thread_stress" 10000
     OMPTARGET_RS_HOST_QUEUES=2 repeat "thread stress [queued]" 1 "$OUT/thread_stress" 10000
   fi
+}
+
+check_memory() {
+  build map_memory || return
+  local n_array=1000000 n_blocks=200000 n_diff=20000
+  [ $LONG = 1 ] && n_blocks=1000000 n_diff=100000
+  local what n log rc
+  for what in array blocks; do
+    n=$n_array
+    [ $what = blocks ] && n=$n_blocks
+    log=$OUT/logs/memory.$what
+    timeout -k 5 300 "$OUT/map_memory" $n $what 40 >"$log.out" 2>"$log.err"
+    rc=$?
+    if [ $rc = 0 ] && grep -q "^map_memory: $n mappings ($what) entered and exited" "$log.out"; then
+      ok "memory after $n mappings [$what]" "$(grep -o 'resident .*' "$log.err")"
+    else
+      cat "$log.out" "$log.err" >"$log.all"
+      bad "memory after $n mappings [$what]" "exit $rc" "$log.all"
+    fi
+    # The same results as LLVM 22.1 (its runtime first on the library path).
+    local llvm_lib=/usr/lib/llvm-22/lib
+    if [ ! -f "$llvm_lib/libomptarget.so.22.1" ]; then
+      echo "SKIP  memory [$what] against LLVM 22.1: liboffload-22 not installed"
+      continue
+    fi
+    log=$OUT/logs/memory.$what.diff
+    timeout -k 5 300 "$OUT/map_memory" $n_diff $what >"$log.ours" 2>/dev/null
+    LD_LIBRARY_PATH=$llvm_lib timeout -k 5 300 "$OUT/map_memory" $n_diff $what >"$log.llvm" 2>/dev/null
+    if [ -s "$log.llvm" ] && cmp -s "$log.ours" "$log.llvm"; then
+      ok "memory [$what] results as LLVM 22.1" "$n_diff mappings"
+    else
+      diff "$log.llvm" "$log.ours" >"$log.all" 2>&1
+      bad "memory [$what] results as LLVM 22.1" "$n_diff mappings differ" "$log.all"
+    fi
+  done
 }
 
 check_valgrind() {

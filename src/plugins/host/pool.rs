@@ -13,7 +13,13 @@
 //!   front), else fresh memory;
 //! * a block once handed out by the manager stays the manager's: freeing it
 //!   keeps it; the kept blocks go back to `free` when memory runs out and at
-//!   teardown.
+//!   teardown;
+//! * unlike 22.1, which keeps every freed block until memory runs out (10^6
+//!   distinct mappings entered and exited leave it 866 MiB larger), a size
+//!   class keeps at most [`CLASS_KEEP_COST`] worth of blocks: a block freed
+//!   while its class is full goes back to `free` and leaves the manager, so
+//!   the first blocks kept are handed out again in 22.1's order and memory
+//!   goes back when the mappings go.
 //!
 //! Large blocks (the huge-page ones, see `alloc_huge`) are kept as well, up to
 //! [`LARGE_CACHE_BYTES`] in all, and handed back for an allocation of the same
@@ -43,6 +49,17 @@ const SHARDS: usize = 64;
 pub(crate) const LARGE_CACHE_BYTES: usize = 1 << 30;
 /// Most large blocks kept.
 const LARGE_CACHE_BLOCKS: usize = 16;
+/// Most a size class keeps, in [`keep_cost`] units (bytes plus bookkeeping):
+/// 2 MiB, so all 13 classes together keep at most 26 MiB of freed blocks.
+pub(crate) const CLASS_KEEP_COST: usize = 2 << 20;
+
+/// What keeping a block of `size` bytes costs: its bytes, plus what the
+/// block costs beyond them (malloc's chunk header and rounding, the queue
+/// slot and the owner-table entry), about 64 bytes.
+#[inline(always)]
+fn keep_cost(size: usize) -> usize {
+    size + 64
+}
 
 /// The threshold `LIBOMPTARGET_MEMORY_MANAGER_THRESHOLD` asks for
 /// (`None` = the manager is disabled).
@@ -74,8 +91,15 @@ struct Class {
     /// size takes and gives back blocks without hashing.
     hot_size: usize,
     hot: VecDeque<u64>,
+    /// Most blocks `hot` may hold: what [`CLASS_KEEP_COST`] leaves after
+    /// the blocks in `by_size`, in blocks of `hot_size` (set by `make_hot`).
+    /// The queue's capacity never exceeds it, so the hot path checks it only
+    /// where the queue would grow anyway (length = capacity).
+    hot_limit: usize,
     /// Kept blocks of the other sizes, each oldest first.
     by_size: HashMap<usize, VecDeque<u64>>,
+    /// [`keep_cost`] of the blocks in `by_size`.
+    others_cost: usize,
 }
 
 impl Class {
@@ -90,28 +114,60 @@ impl Class {
 
     #[inline(never)]
     fn take_other(&mut self, size: usize) -> Option<u64> {
-        self.by_size.get_mut(&size).and_then(|q| q.pop_front())
+        let p = self.by_size.get_mut(&size).and_then(|q| q.pop_front());
+        if p.is_some() {
+            self.others_cost -= keep_cost(size);
+        }
+        p
     }
 
-    /// Keeps `ptr`, a block of `size` bytes, after the others of its size.
+    /// Keeps `ptr`, a block of `size` bytes, after the others of its size;
+    /// `false` (nothing kept) when the class is full.
     #[inline(always)]
-    fn keep(&mut self, size: usize, ptr: u64) {
+    fn keep(&mut self, size: usize, ptr: u64) -> bool {
         if self.hot_size != size {
             self.make_hot(size);
         }
+        if self.hot.len() == self.hot.capacity() && !self.grow_hot() {
+            return false;
+        }
         self.hot.push_back(ptr);
+        true
+    }
+
+    /// Makes room for one more hot block within `hot_limit`: the capacity
+    /// doubles (at least 4), but never past the limit; `false` when the
+    /// queue is at its limit.
+    #[cold]
+    #[inline(never)]
+    fn grow_hot(&mut self) -> bool {
+        let len = self.hot.len();
+        if len >= self.hot_limit {
+            return false;
+        }
+        self.hot.reserve_exact((len * 2).clamp(4, self.hot_limit) - len);
+        true
     }
 
     /// Makes `size` the hot size: its queue moves out of the map, the old
-    /// hot queue into it.
+    /// hot queue into it, and the hot queue's limit is what the others leave.
     #[inline(never)]
     fn make_hot(&mut self, size: usize) {
         let queue = self.by_size.remove(&size).unwrap_or_default();
+        self.others_cost -= queue.len() * keep_cost(size);
         let old = std::mem::replace(&mut self.hot, queue);
         if !old.is_empty() {
+            self.others_cost += old.len() * keep_cost(self.hot_size);
             self.by_size.insert(self.hot_size, old);
         }
         self.hot_size = size;
+        // The class never held more than its budget, so this is at least
+        // the queue just made hot.
+        self.hot_limit = CLASS_KEEP_COST.saturating_sub(self.others_cost) / keep_cost(size);
+        if self.hot.capacity() > self.hot_limit {
+            let keep = self.hot.len().max(self.hot_limit);
+            self.hot.shrink_to(keep);
+        }
     }
 
     /// Every kept block; the class is empty afterwards.
@@ -119,6 +175,8 @@ impl Class {
         let mut all: Vec<u64> = std::mem::take(&mut self.hot).into();
         all.extend(std::mem::take(&mut self.by_size).into_values().flatten());
         self.hot_size = 0;
+        self.hot_limit = 0;
+        self.others_cost = 0;
         all
     }
 
@@ -134,7 +192,8 @@ const RECENT_SLOTS: usize = 256;
 const RECENT_PTR_BITS: u32 = 47;
 
 /// The small-block manager's blocks, address → size, direct-mapped by
-/// address, one word each (`size << 47 | address`, 0 = empty), so that
+/// address, one word each (`size << 47 | address`, [`Recent::EMPTY`] =
+/// empty), so that
 /// freeing a block finds its size without the lock and hash look-up of the
 /// manager's table. Written when a fresh block is handed out and when a
 /// free had to ask the table. A hit is authoritative: a block stays the
@@ -148,7 +207,7 @@ struct Recent {
 
 impl Default for Recent {
     fn default() -> Self {
-        Recent { slots: std::array::from_fn(|_| AtomicU64::new(0)) }
+        Recent { slots: std::array::from_fn(|_| AtomicU64::new(Recent::EMPTY)) }
     }
 }
 
@@ -159,10 +218,14 @@ impl Recent {
         &self.slots[((ptr >> 4) ^ (ptr >> 12)) as usize % RECENT_SLOTS]
     }
 
+    /// The address bits of a word.
+    const ADDRESS: u64 = (1 << RECENT_PTR_BITS) - 1;
+    /// An empty slot: its address part ([`Recent::ADDRESS`]) is no block's.
+    const EMPTY: u64 = u64::MAX;
+
     /// The word for `ptr` of `size` bytes, if both fit.
     fn pack(ptr: u64, size: usize) -> Option<u64> {
-        (ptr != 0 && ptr >> RECENT_PTR_BITS == 0 && (size as u64) < 1 << (64 - RECENT_PTR_BITS))
-            .then_some((size as u64) << RECENT_PTR_BITS | ptr)
+        (ptr != 0 && ptr < Self::ADDRESS && (size as u64) < 1 << (64 - RECENT_PTR_BITS)).then_some((size as u64) << RECENT_PTR_BITS | ptr)
     }
 
     /// `ptr` is the manager's block of `size` bytes.
@@ -176,10 +239,12 @@ impl Recent {
         }
     }
 
-    /// Whether word `w` is `ptr`'s.
+    /// Whether word `w` is `ptr`'s. An empty word's address part is the
+    /// all-ones address no block has, so it matches no pointer (NULL
+    /// included) without a test of its own.
     #[inline(always)]
     fn is_for(w: u64, ptr: u64) -> bool {
-        w != 0 && w & ((1 << RECENT_PTR_BITS) - 1) == ptr
+        w & Self::ADDRESS == ptr
     }
 
     /// The size of `ptr` if its word is here.
@@ -194,7 +259,7 @@ impl Recent {
         let slot = self.slot(ptr);
         let w = slot.load(Ordering::Relaxed);
         if Self::is_for(w, ptr) {
-            let _ = slot.compare_exchange(w, 0, Ordering::Relaxed, Ordering::Relaxed);
+            let _ = slot.compare_exchange(w, Self::EMPTY, Ordering::Relaxed, Ordering::Relaxed);
         }
     }
 }
@@ -312,10 +377,35 @@ impl Pool {
         if self.threshold.is_some()
             && let Some(size) = self.recent.size_of(ptr)
         {
-            self.classes[class_of(size)].lock().keep(size, ptr);
+            if !self.classes[class_of(size)].lock().keep(size, ptr) {
+                self.let_go(ptr, backing);
+            }
             return;
         }
         self.free_other(ptr, backing)
+    }
+
+    /// A block of the manager's that its full class does not keep leaves
+    /// the manager (its word and table entry go first, as in
+    /// [`Pool::release_kept`]) and goes back to `backing`.
+    #[cold]
+    #[inline(never)]
+    fn let_go(&self, ptr: u64, backing: &dyn Backing) {
+        self.recent.forget(ptr);
+        self.forget_owned(ptr);
+        backing.free(ptr);
+    }
+
+    /// Removes `ptr` from the table of the manager's blocks; a shard left
+    /// mostly empty gives its memory back (10^6 blocks in use at once grow
+    /// the table, and it must not stay that large when they go).
+    fn forget_owned(&self, ptr: u64) {
+        let mut shard = self.owned_shard(ptr).lock();
+        shard.remove(&(ptr as usize));
+        if shard.capacity() > 1024 && shard.len() < shard.capacity() / 8 {
+            let len = shard.len();
+            shard.shrink_to(len * 2);
+        }
     }
 
     /// [`Pool::free`] past `recent`.
@@ -327,9 +417,11 @@ impl Pool {
         // `free` found no word for it in `recent`: the table answers.
         let size = self.owned_shard(ptr).lock().get(&(ptr as usize)).copied();
         if let Some(size) = size {
+            if !self.classes[class_of(size)].lock().keep(size, ptr) {
+                return self.let_go(ptr, backing);
+            }
             // The next free of this block (after its reuse) finds it there.
             self.recent.note(ptr, size);
-            self.classes[class_of(size)].lock().keep(size, ptr);
             return;
         }
         let large = self.large_live.lock().remove(&(ptr as usize));
@@ -368,7 +460,7 @@ impl Pool {
             let kept = class.lock().take_all();
             for p in kept {
                 self.recent.forget(p);
-                self.owned_shard(p).lock().remove(&(p as usize));
+                self.forget_owned(p);
                 backing.free(p);
                 n += 1;
             }
@@ -463,6 +555,39 @@ mod tests {
         assert_eq!((pool.kept(), b.live.load(Ordering::Relaxed)), (0, 0));
     }
 
+    /// A class keeps blocks up to its budget; more freed blocks go back to
+    /// the backing and leave the manager, the first kept come back first,
+    /// and the owner table shrinks once its blocks are gone.
+    #[test]
+    fn classes_keep_a_bounded_amount() {
+        let b = Counting::default();
+        let pool = Pool::new(Some(8192), 4 << 20);
+        let n = 3 * CLASS_KEEP_COST / keep_cost(8);
+        let blocks: Vec<u64> = (0..n).map(|_| pool.alloc(8, &b).unwrap()).collect();
+        blocks.iter().for_each(|&p| pool.free(p, &b));
+        let kept = CLASS_KEEP_COST / keep_cost(8);
+        assert_eq!(pool.kept(), kept);
+        assert_eq!(b.live.load(Ordering::Relaxed), kept);
+        let owned: usize = pool.owned.iter().map(|s| s.lock().len()).sum();
+        assert_eq!(owned, kept, "blocks let go left the owner table");
+        let capacity: usize = pool.owned.iter().map(|s| s.lock().capacity()).sum();
+        assert!(capacity < 8 * kept + 64 * 1024, "owner table kept its size: capacity {capacity} for {kept} blocks");
+        // 22.1's order for the blocks kept: the first freed come back first.
+        for &p in &blocks[..4] {
+            assert_eq!(pool.alloc(8, &b), Some(p));
+        }
+        blocks[..4].iter().for_each(|&p| pool.free(p, &b));
+        // Other sizes of a full class are let go too; other classes keep theirs.
+        let other = pool.alloc(12, &b).unwrap();
+        pool.free(other, &b);
+        assert_eq!(pool.kept(), kept);
+        let big = pool.alloc(4096, &b).unwrap();
+        pool.free(big, &b);
+        assert_eq!(pool.kept(), kept + 1);
+        pool.release_kept(&b);
+        assert_eq!((pool.kept(), b.live.load(Ordering::Relaxed)), (0, 0));
+    }
+
     #[test]
     fn disabled_and_above_threshold_go_to_backing() {
         let b = Counting::default();
@@ -532,6 +657,9 @@ mod tests {
         let big = pool.alloc(100_000, &b).unwrap();
         pool.free(big, &b);
         assert_eq!((pool.kept(), b.live.load(Ordering::Relaxed)), (0, 0));
+        // Empty slots match no pointer, NULL included.
+        assert_eq!(pool.recent.size_of(0), None);
+        assert_eq!(Recent::pack(Recent::ADDRESS, 8), None);
         // Words that cannot be packed are never stored.
         assert_eq!(Recent::pack(1 << RECENT_PTR_BITS, 8), None);
         assert_eq!(Recent::pack(0x1000, 1 << (64 - RECENT_PTR_BITS)), None);
