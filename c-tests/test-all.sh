@@ -4,6 +4,10 @@
 # library-path replacement modes), and a smoke pass of the benchmarks.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# Everything below needs (apt packages, the nightly toolchain with miri,
+# cargo-fuzz): installed if missing, a quick check otherwise.
+bash c-tests/setup.sh
+command -v cargo >/dev/null || export PATH="${CARGO_HOME:-$HOME/.cargo}/bin:$PATH"
 cargo fmt --check
 cargo build --release
 cargo clippy --release --all-targets -- -D warnings

@@ -179,7 +179,7 @@ pub fn mapper_components(data: &[u8]) {
 
 /// The fuzz entry points on a few inputs each, so that `cargo miri test`
 /// checks the unsafe code of the kernel-arguments reader and the mapper
-/// vector (.ci/run's miri job) and normal test runs keep the harnesses working.
+/// vector (c-tests/reliability/miri.sh) and normal test runs keep the harnesses working.
 #[cfg(test)]
 mod tests {
     use super::*;
