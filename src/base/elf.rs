@@ -291,7 +291,7 @@ impl<'a> Loads<'a> {
         }
         // `holds_within` and the layout check keep this inside `bytes`.
         let start = (seg.offset + (addr - seg.vaddr)) as usize;
-        Ok(&self.bytes[start..start + size as usize])
+        self.bytes.get(start..start + size as usize).ok_or_else(|| bad(format!("{} ({addr:#x}) lies past the file", what())))
     }
 
     fn executable(&self, addr: u64) -> bool {
@@ -784,7 +784,8 @@ fn check_dynamic(loads: &Loads<'_>, bytes: &[u8]) -> Result<()> {
     let versym = d.get(DT_VERSYM);
     let version_of = |index: u64, what: &dyn Fn() -> String| -> Result<()> {
         let Some(vs) = versym else { return Ok(()) };
-        let v = le_u16(loads.data(vs + 2 * index, 2, &|| format!("{}: the version of symbol {index}", what()))?, 0);
+        // `vs` is the entry's value, not yet checked: wrapping, data() refuses what is outside.
+        let v = le_u16(loads.data(vs.wrapping_add(2 * index), 2, &|| format!("{}: the version of symbol {index}", what()))?, 0);
         if u64::from(v & 0x7fff) >= versions {
             return Err(bad(format!(
                 "{}: symbol {index} has version index {} but the version records define {versions}",
