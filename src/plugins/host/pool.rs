@@ -145,7 +145,7 @@ impl Class {
         if len >= self.hot_limit {
             return false;
         }
-        self.hot.reserve_exact((len * 2).clamp(4, self.hot_limit) - len);
+        self.hot.reserve_exact((len * 2).max(4).min(self.hot_limit) - len);
         true
     }
 
@@ -586,6 +586,24 @@ mod tests {
         assert_eq!(pool.kept(), kept + 1);
         pool.release_kept(&b);
         assert_eq!((pool.kept(), b.live.load(Ordering::Relaxed)), (0, 0));
+    }
+
+    /// Blocks so large that a class keeps only a few (a threshold above
+    /// 8 KiB puts them all in the last class): the queue's growth stops at
+    /// the limit, however small.
+    #[test]
+    fn classes_of_large_blocks_keep_a_few() {
+        let b = Counting::default();
+        let pool = Pool::new(Some(1 << 21), 4 << 20);
+        for (size, keeps) in [(1 << 20, 1), (700_000, 2), (600_000, 3), (8193, CLASS_KEEP_COST / keep_cost(8193))] {
+            let blocks: Vec<u64> = (0..keeps + 3).map(|_| pool.alloc(size, &b).unwrap()).collect();
+            blocks.iter().for_each(|&p| pool.free(p, &b));
+            assert_eq!(pool.kept(), keeps, "{size}-byte blocks");
+            assert_eq!(pool.alloc(size, &b), Some(blocks[0]), "first freed, first taken");
+            pool.free(blocks[0], &b);
+            pool.release_kept(&b);
+            assert_eq!(b.live.load(Ordering::Relaxed), 0);
+        }
     }
 
     #[test]
