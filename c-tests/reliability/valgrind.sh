@@ -79,10 +79,12 @@ for prog in "${progs[@]}"; do
     fi
     # libomp's own assertion (its task-team bookkeeping: "kmp_tasking.cpp:
     # task_team != NULL" in __kmpc_omp_task_with_deps, no frame of ours on
-    # the stack; the family of llvm-project#81488, open) aborted
-    # nowait_depend_pipeline once in CI under valgrind's one-thread-at-a-time
-    # scheduling (0 of 8 runs here, with 22.1's runtime or ours): one rerun.
-    # A second abort fails as any other.
+    # the stack: a target task created while the helper thread it goes to
+    # runs a kernel with a teams or parallel construct gets no task team,
+    # docs/reliability-libomp.md) aborted nowait_depend_pipeline once in CI
+    # under valgrind's one-thread-at-a-time scheduling (0 of 8 runs here,
+    # with 22.1's runtime or ours): one rerun. A second abort fails as any
+    # other.
     if [ $rc = 134 ] && grep -q "OMP: Error #13: Assertion failure at kmp_" "$OUT/$p.$mode.err"; then
       assertion=$(grep -o "Assertion failure at kmp_[a-z_]*\.cpp([0-9]*)" "$OUT/$p.$mode.err" | head -n1)
       cp "$log" "$log.first"
