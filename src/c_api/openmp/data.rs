@@ -263,14 +263,17 @@ const UPDATE_FAST_ITEMS: usize = 4;
 
 /// `target update` for the common case, with the general path's result:
 /// up to four contiguous `to`/`from` list items (no `present`, mapper or
-/// other bit), each inside one mapping that has no attached pointers, on a
-/// ready device whose plugin copies synchronously (the host plugin), and
-/// nothing else to do ([`crate::base::fast_path`] is zero: no INFO, debug, tool,
-/// profile or recording, and the policy settled). Every item is looked up
-/// first, without a reference; only when all are found are they copied.
-/// Returns false, having done nothing, whenever anything differs (an item
-/// not mapped, a copy the plugin refuses: an update copies the same bytes
-/// again when the general path then runs, so nothing is lost or doubled).
+/// other bit), each inside one live mapping that has no attached pointers,
+/// on a ready device whose plugin copies synchronously (the host plugin),
+/// and nothing else to do ([`crate::base::fast_path`] is zero: no INFO,
+/// debug, tool, profile or recording, and the policy settled). Every item is
+/// checked first; then each is looked up and copied while its look-up holds
+/// the shard's read lock, so that another thread's `exit data` cannot free
+/// the mapping's device memory during the copy (no reference is taken).
+/// Returns false whenever anything differs (an item not mapped or released
+/// already, a copy the plugin refuses); then the general path runs and
+/// copies every item again, the items copied here included (the same bytes:
+/// nothing is lost or doubled).
 ///
 /// # Safety
 /// Each non-NULL array of `raw` holds `raw.num` elements.
@@ -298,27 +301,25 @@ unsafe fn update_fast(device_id: i64, raw: &RawArgs) -> bool {
     if dev.queued {
         return false;
     }
-    // Every item is checked and looked up (no reference taken, nothing
-    // changed) before anything is copied.
-    let mut tgts = [0u64; UPDATE_FAST_ITEMS];
-    for (i, tgt) in tgts[..n].iter_mut().enumerate() {
+    // Every item is checked before anything is copied.
+    for i in 0..n {
         let (begin, size, ty) = item(i);
         // SAFETY: as above; a NULL mappers array means no mappers.
         let mapper = if raw.mappers.is_null() { 0 } else { unsafe { *raw.mappers.add(i) as usize } };
         if size <= 0 || begin == 0 || mapper != 0 || ty & !(MapType::TO | MapType::FROM) != 0 || ty == 0 {
             return false;
         }
-        match data::plain_update_target(dev, begin, size as u64) {
-            Some(t) => *tgt = t,
-            None => return false,
-        }
     }
-    for (i, &tgt) in tgts[..n].iter().enumerate() {
+    for i in 0..n {
         let (begin, size, ty) = item(i);
         let (size, ty) = (size as u64, MapType(ty));
+        // The guard keeps the mapping (and its device memory) in place until
+        // the copy is done.
+        let Some((held, tgt)) = data::plain_update_target(dev, begin, size) else { return false };
         if dev.direct_copies {
             // `begin` is a host list item of `size` bytes the program passed
-            // to the update (its own memory); `tgt` lies in its mapping.
+            // to the update (its own memory); `tgt` lies in its mapping,
+            // which the held lock keeps allocated.
             // SAFETY: both ranges are `size` bytes of live host memory (this device's memory is host memory).
             unsafe {
                 let (host, tgt) = (begin as *mut u8, tgt as usize as *mut u8);
@@ -329,18 +330,36 @@ unsafe fn update_fast(device_id: i64, raw: &RawArgs) -> bool {
                     std::ptr::copy(tgt, host, size as usize);
                 }
             }
+            drop(held);
             continue;
         }
         // SAFETY: as above; the plugin copies.
-        let copied = unsafe {
-            (!ty.any(MapType::TO) || dev.plugin.submit(dev.plugin_device, tgt, begin, size).is_ok())
-                && (!ty.any(MapType::FROM) || dev.plugin.retrieve(dev.plugin_device, begin, tgt, size).is_ok())
-        };
+        let copied = unsafe { plugin_update_copy(dev, begin, tgt, size, ty) };
+        drop(held);
         if !copied {
             return false;
         }
     }
     true
+}
+
+/// [`update_fast`]'s copies of one list item through the plugin (device
+/// memory that is not host memory): `to`, then `from`; false when the plugin
+/// refuses one. Out of line, so that the host plugin's copy under the
+/// look-up's lock stays inline.
+///
+/// # Safety
+/// `[begin, begin+size)` is host memory of the program's list item and
+/// `tgt` the device address of its mapping, which stays allocated during
+/// the call.
+#[cold]
+#[inline(never)]
+unsafe fn plugin_update_copy(dev: &crate::device::Device, begin: usize, tgt: u64, size: u64, ty: MapType) -> bool {
+    // SAFETY: forwarded contract.
+    unsafe {
+        (!ty.any(MapType::TO) || dev.plugin.submit(dev.plugin_device, tgt, begin, size).is_ok())
+            && (!ty.any(MapType::FROM) || dev.plugin.retrieve(dev.plugin_device, begin, tgt, size).is_ok())
+    }
 }
 
 /// `target enter data` (`enter`) / `target exit data` for the common case,
