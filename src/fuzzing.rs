@@ -107,7 +107,7 @@ pub fn program_image(data: &[u8]) {
 /// into those arrays (or NULL, or a misaligned pointer, as the field's low
 /// bits say), since a struct's arrays are the program's memory, not bytes.
 pub fn kernel_args(data: &[u8]) {
-    crate::c_api::openmp::kernel::fuzz_kernel_args(data);
+    crate::openmp::constructs::fuzz_kernel_args(data);
 }
 
 /// The mapper component vector (`rt_mapper_handle`) as a program may hand
