@@ -60,14 +60,29 @@ pub struct HostPlugin {
     queues: queue::Queues,
     /// Freed device blocks kept for reuse (22.1's memory manager).
     pool: pool::Pool,
+    /// Where the pool gets fresh memory.
+    backing: Malloc,
 }
 
-/// Where the pool gets fresh memory: `malloc`, huge-page advised when large.
-struct Malloc;
+/// Where the pool gets fresh memory: `malloc`, as LLVM's host plugin does,
+/// so a fresh device buffer costs what a fresh host buffer does. Large ones
+/// are advised as huge pages only when `OMPTARGET_RS_HOST_HUGE_PAGES` asks
+/// (see [`alloc_huge`]).
+struct Malloc {
+    huge_pages: bool,
+}
+
+impl Default for Malloc {
+    /// Reads `OMPTARGET_RS_HOST_HUGE_PAGES` (once, when the plugin is made).
+    fn default() -> Self {
+        let env = std::env::var("OMPTARGET_RS_HOST_HUGE_PAGES").ok();
+        Malloc { huge_pages: crate::base::config::parse_bool(env.as_deref(), false) }
+    }
+}
 
 impl pool::Backing for Malloc {
     fn alloc(&self, bytes: usize) -> Option<u64> {
-        if bytes >= 2 * HUGE_PAGE {
+        if self.huge_pages && bytes >= 2 * HUGE_PAGE {
             return alloc_huge(bytes);
         }
         // SAFETY: malloc accepts any size; NULL is handled below.
@@ -84,28 +99,43 @@ impl pool::Backing for Malloc {
 /// Transparent huge page size on x86-64.
 const HUGE_PAGE: usize = 2 << 20;
 
-/// Large device buffers are advised as huge pages: with THP in `madvise`
-/// mode (the common default) copies into them and kernels walking them take
-/// far fewer TLB misses and page faults. The buffer stays `malloc` memory
-/// (freed with `free`, same placement within its page as other large
-/// `malloc` blocks, so copies between it and host buffers keep glibc's fast
-/// path instead of hitting 4 KiB aliasing); the kernel backs the 2 MiB-aligned
-/// stretches inside it with huge pages.
+/// Base page size on x86-64.
+const PAGE: usize = 4096;
+
+/// The whole pages inside `[start, start + bytes)`, if any: (first, length).
+fn inner_pages(start: usize, bytes: usize) -> Option<(usize, usize)> {
+    let first = start.next_multiple_of(PAGE);
+    let end = start.checked_add(bytes)? & !(PAGE - 1);
+    (end > first).then(|| (first, end - first))
+}
+
+/// A large device buffer advised as huge pages (`OMPTARGET_RS_HOST_HUGE_PAGES`
+/// on): with THP in `madvise` mode, kernels reading it at random take far
+/// fewer TLB misses. Off by default: a fresh huge page costs more than the
+/// small pages it replaces wherever free huge pages are scarce or must first
+/// be backed by a hypervisor, and a program that streams through its buffers
+/// gains nothing back (docs/performance-memory.md has the measurements). The
+/// buffer stays `malloc` memory (freed with `free`, same placement within its
+/// page as other large `malloc` blocks, so copies between it and host buffers
+/// keep glibc's fast path instead of hitting 4 KiB aliasing); the kernel backs
+/// the 2 MiB-aligned stretches inside it with huge pages.
 fn alloc_huge(bytes: usize) -> Option<u64> {
     // SAFETY: malloc accepts any size; NULL is handled below.
     let p = unsafe { libc::malloc(bytes) };
     if p.is_null() {
         return None;
     }
-    let start = (p as usize).next_multiple_of(4096);
-    let end = (p as usize + bytes) & !4095;
-    if end > start {
+    if let Some((first, len)) = inner_pages(p as usize, bytes) {
         // Advice only: failure (THP disabled) leaves ordinary pages.
         // SAFETY: whole pages inside the allocation just made; madvise keeps their contents.
-        unsafe { libc::madvise(start as *mut libc::c_void, end - start, libc::MADV_HUGEPAGE) };
+        unsafe { libc::madvise(first as *mut libc::c_void, len, libc::MADV_HUGEPAGE) };
     }
     Some(p as u64)
 }
+
+/// Copies of at least this many bytes may be the first fill of a large
+/// device block (the pool's large blocks start at 4 MiB).
+const FIRST_FILL_FROM: u64 = 4 << 20;
 
 /// Most arguments a host kernel is called with. Arguments past the sixth go
 /// on the calling thread's stack (8 bytes each), and the calling thread may
@@ -148,6 +178,28 @@ fn load_error(what: String) -> OffloadError {
 }
 
 impl HostPlugin {
+    /// Before a copy of `size` bytes to device address `dst`: when it is the
+    /// first fill of a fresh large block, the pages it is about to write are
+    /// faulted in with one `madvise(MADV_POPULATE_WRITE)` instead of one
+    /// page fault each (about a quarter less time for the copy). Only those
+    /// pages: nothing the program does not write is touched.
+    #[cold]
+    #[inline(never)]
+    fn before_large_copy(&self, dst: u64, size: u64) {
+        let Ok(bytes) = usize::try_from(size) else { return };
+        if !self.pool.first_fill(dst, bytes) {
+            return;
+        }
+        if let Some((first, len)) = inner_pages(dst as usize, bytes) {
+            // Advice only: a kernel without MADV_POPULATE_WRITE (before 5.14)
+            // refuses it, and the copy then faults the pages in itself.
+            // SAFETY: whole pages inside a live device block of this plugin
+            // that the copy which follows overwrites; populating faults them
+            // in writable and keeps their contents.
+            unsafe { libc::madvise(first as *mut libc::c_void, len, libc::MADV_POPULATE_WRITE) };
+        }
+    }
+
     fn image(&self, handle: ImageHandle) -> Result<std::sync::Arc<LoadedImage>> {
         self.images.lock().get(handle).cloned().flatten().ok_or_else(|| OffloadError::Internal(format!("unknown image handle {handle}")))
     }
@@ -300,7 +352,7 @@ impl Plugin for HostPlugin {
     fn alloc(&self, _device: usize, size: u64, _kind: AllocKind) -> Result<u64> {
         let bytes = usize::try_from(size).map_err(|_| OffloadError::OutOfDeviceMemory { bytes: size })?;
         // A match, not `ok_or`: the error value is built (and dropped) only on failure.
-        match self.pool.alloc(bytes, &Malloc) {
+        match self.pool.alloc(bytes, &self.backing) {
             Some(p) => Ok(p),
             None => Err(OffloadError::OutOfDeviceMemory { bytes: size }),
         }
@@ -308,24 +360,27 @@ impl Plugin for HostPlugin {
 
     fn free(&self, _device: usize, ptr: u64, _kind: AllocKind) -> Result<()> {
         // The runtime frees only pointers this plugin's `alloc` returned, once.
-        self.pool.free(ptr, &Malloc);
+        self.pool.free(ptr, &self.backing);
         Ok(())
     }
 
     fn alloc_plain(&self, _device: usize, size: u64) -> Option<u64> {
-        self.pool.alloc(usize::try_from(size).ok()?, &Malloc)
+        self.pool.alloc(usize::try_from(size).ok()?, &self.backing)
     }
 
     fn free_plain(&self, _device: usize, ptr: u64) -> bool {
-        self.pool.free(ptr, &Malloc);
+        self.pool.free(ptr, &self.backing);
         true
     }
 
     fn release_cached(&self) {
-        self.pool.release_kept(&Malloc);
+        self.pool.release_kept(&self.backing);
     }
 
     unsafe fn submit(&self, _device: usize, dst: u64, src: usize, size: u64) -> Result<()> {
+        if size >= FIRST_FILL_FROM {
+            self.before_large_copy(dst, size);
+        }
         // SAFETY: src is readable (caller's contract); dst is a device allocation of this plugin, i.e. host memory of at least `size` bytes.
         unsafe { std::ptr::copy(src as *const u8, dst as usize as *mut u8, size as usize) };
         Ok(())
@@ -338,6 +393,9 @@ impl Plugin for HostPlugin {
     }
 
     fn exchange(&self, _src_device: usize, src: u64, _dst_device: usize, dst: u64, size: u64) -> Result<()> {
+        if size >= FIRST_FILL_FROM {
+            self.before_large_copy(dst, size);
+        }
         // SAFETY: both are device addresses of this plugin, i.e. host memory, with `size` bytes as the runtime checked.
         unsafe { std::ptr::copy(src as usize as *const u8, dst as usize as *mut u8, size as usize) };
         Ok(())
