@@ -15,12 +15,15 @@
 //!   keeps it; the kept blocks go back to `free` when memory runs out and at
 //!   teardown.
 //!
-//! Large blocks (the huge-page ones, see `alloc_huge`) are kept as well, up to
-//! [`LARGE_CACHE_BYTES`] in all, and handed back for an allocation of the same
-//! size, the last freed first: a `map(to:)` region on unmapped data then
-//! copies into memory that is already faulted in instead of fresh pages.
-//! 22.1 returns such blocks to `free` (glibc unmaps them), so addresses of
-//! blocks above the threshold are not an observable the manager promises.
+//! Large blocks (4 MiB and more) are kept as well, up to [`LARGE_CACHE_BYTES`]
+//! in all, and handed back for an allocation of the same size, the last freed
+//! first: a `map(to:)` region on unmapped data then copies into memory that is
+//! already faulted in instead of fresh pages. 22.1 returns such blocks to
+//! `free` (glibc unmaps them), so addresses of blocks above the threshold are
+//! not an observable the manager promises. The pool also knows which large
+//! blocks in use are still fresh (from the backing, nothing copied in yet), so
+//! that the plugin can fault in, in one call, the pages a first copy into one
+//! is about to write (see [`Pool::first_fill`]).
 //!
 //! Locks: one per size class and one per shard of the pointer → size table
 //! (shards by address), never one for the whole plugin.
@@ -259,6 +262,14 @@ struct LargeCache {
     bytes: usize,
 }
 
+/// A large block in use.
+#[derive(Clone, Copy)]
+struct LiveLarge {
+    bytes: usize,
+    /// From the backing, and no copy has filled it yet.
+    fresh: bool,
+}
+
 /// The pool of one plugin (all its devices share the host's memory).
 pub struct Pool {
     threshold: Option<usize>,
@@ -271,8 +282,8 @@ pub struct Pool {
     /// A lock-free, direct-mapped cache in front of `owned` (see [`Recent`]).
     recent: Recent,
     large: Mutex<LargeCache>,
-    /// Large blocks in use: address → size (rare, one lock is enough).
-    large_live: Mutex<HashMap<usize, usize>>,
+    /// Large blocks in use, by address (rare, one lock is enough).
+    large_live: Mutex<HashMap<usize, LiveLarge>>,
 }
 
 impl Default for Pool {
@@ -344,19 +355,21 @@ impl Pool {
             self.recent.note(p, bytes);
             return Some(p);
         }
-        if self.threshold.is_some() && bytes >= self.large_from && bytes <= LARGE_CACHE_BYTES {
-            let reused = {
+        if self.threshold.is_some() && bytes >= self.large_from {
+            let reused = if bytes <= LARGE_CACHE_BYTES {
                 let mut l = self.large.lock();
                 l.blocks.iter().rposition(|&(s, _)| s == bytes).map(|i| {
                     l.bytes -= bytes;
                     l.blocks.remove(i).1
                 })
+            } else {
+                None
             };
-            let p = match reused {
-                Some(p) => p,
-                None => self.fresh(bytes, backing)?,
+            let (p, fresh) = match reused {
+                Some(p) => (p, false),
+                None => (self.fresh(bytes, backing)?, true),
             };
-            self.large_live.lock().insert(p as usize, bytes);
+            self.large_live.lock().insert(p as usize, LiveLarge { bytes, fresh });
             return Some(p);
         }
         self.fresh(bytes, backing)
@@ -401,7 +414,9 @@ impl Pool {
             return;
         }
         let large = self.large_live.lock().remove(&(ptr as usize));
-        let Some(bytes) = large else { return backing.free(ptr) };
+        let Some(LiveLarge { bytes, .. }) = large.filter(|b| b.bytes <= LARGE_CACHE_BYTES) else {
+            return backing.free(ptr);
+        };
         let evicted = {
             let mut l = self.large.lock();
             l.blocks.push((bytes, ptr));
@@ -415,6 +430,24 @@ impl Pool {
             evicted
         };
         evicted.into_iter().for_each(|p| backing.free(p));
+    }
+
+    /// Whether a copy of `bytes` bytes to `ptr` is the first to fill a large
+    /// block fresh from the backing, starting at its first byte: its pages
+    /// are then still to be faulted in, all those the copy writes. The block
+    /// counts as filled from now on (a kernel may have written parts of it
+    /// before; faulting in a page that is already there changes nothing).
+    pub fn first_fill(&self, ptr: u64, bytes: usize) -> bool {
+        if self.threshold.is_none() || bytes < self.large_from {
+            return false;
+        }
+        match self.large_live.lock().get_mut(&(ptr as usize)) {
+            Some(b) if b.fresh && bytes <= b.bytes => {
+                b.fresh = false;
+                true
+            }
+            _ => false,
+        }
     }
 
     /// Fresh memory; when there is none, the kept blocks are given back
@@ -559,6 +592,39 @@ mod tests {
         assert_eq!(pool.kept(), LARGE_CACHE_BLOCKS);
         pool.release_kept(&b);
         assert_eq!(pool.kept(), 0);
+        assert_eq!(b.live.load(Ordering::Relaxed), 0);
+    }
+
+    #[test]
+    fn first_fill_once_per_fresh_large_block() {
+        let b = Counting::default();
+        let pool = Pool::new(Some(8192), 1 << 20);
+        let x = pool.alloc(1 << 20, &b).unwrap();
+        assert!(!pool.first_fill(x + 64, 1 << 20), "not the block's start");
+        assert!(!pool.first_fill(x, 2 << 20), "larger than the block");
+        assert!(pool.first_fill(x, 1 << 20));
+        assert!(!pool.first_fill(x, 1 << 20), "filled once already");
+        pool.free(x, &b);
+        // Reused from the cache: its pages are there already.
+        assert_eq!(pool.alloc(1 << 20, &b), Some(x));
+        assert!(!pool.first_fill(x, 1 << 20));
+        // Small blocks and copies below the large size never count.
+        let s = pool.alloc(64, &b).unwrap();
+        assert!(!pool.first_fill(s, 64));
+        // Above what the cache keeps (address space only, never touched):
+        // tracked while in use, given back when freed.
+        let y = pool.alloc(LARGE_CACHE_BYTES + 4096, &b).unwrap();
+        assert!(pool.first_fill(y, LARGE_CACHE_BYTES + 4096));
+        pool.free(y, &b);
+        assert_eq!(pool.kept(), 0);
+        // With the manager off nothing is tracked.
+        let off = Pool::new(None, 1 << 20);
+        let z = off.alloc(1 << 20, &b).unwrap();
+        assert!(!off.first_fill(z, 1 << 20));
+        off.free(z, &b);
+        pool.free(x, &b);
+        pool.free(s, &b);
+        pool.release_kept(&b);
         assert_eq!(b.live.load(Ordering::Relaxed), 0);
     }
 
