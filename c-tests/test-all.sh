@@ -68,5 +68,8 @@ bash c-tests/ompt-suite.sh
 bash tests/fuzz/run.sh --time 20
 # Part of the differential suite under valgrind memcheck, our library replacing 22.1's.
 bash c-tests/reliability/valgrind.sh
+# libomp's task_team assertion with target nowait (docs/reliability-libomp.md):
+# rates under ours and 22.1's, and the workaround (no hidden helpers) must hold.
+bash c-tests/reliability/libomp-rate.sh 10
 # The pure modules' unit tests (parsers, mapping table, fuzz harnesses) under miri.
 bash c-tests/reliability/miri.sh

@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 """Renders a LIBOMPTARGET_PROFILE file (Chrome trace JSON) as an SVG
 timeline: one lane per track (host threads, then devices), complete ("X")
-events stacked by nesting depth, labelled where they fit. For a README
-image where no trace viewer runs (Perfetto's UI needs the network; headless
-Chromium does not open chrome://tracing).
+events stacked by nesting depth, labelled where they fit. Draws the image
+in docs/tools.md where no trace viewer runs (Perfetto's UI needs the
+network; headless Chromium does not open chrome://tracing).
 
     scripts/profile-svg.py profile.json out.svg [--width 1200]
 """

@@ -113,7 +113,7 @@ pub fn program_image(data: &[u8]) {
 /// into those arrays (or NULL, or a misaligned pointer, as the field's low
 /// bits say), since a struct's arrays are the program's memory, not bytes.
 pub fn kernel_args(data: &[u8]) {
-    crate::c_api::openmp::kernel::fuzz_kernel_args(data);
+    crate::openmp::constructs::fuzz_kernel_args(data);
 }
 
 /// The mapper component vector (`rt_mapper_handle`) as a program may hand
@@ -174,6 +174,262 @@ pub fn mapper_components(data: &[u8]) {
     if !accepted && !storage.is_null() {
         // SAFETY: the block allocated above, not taken by a vector.
         unsafe { crate::abi::mapper::allocator().1(storage.cast()) };
+    }
+}
+
+/// Random sequences of `ol*` calls on the CPU devices, with live, stale and
+/// made-up handles, sizes and pointers (the call-sequence fuzz target).
+/// Host-side memory is always the harness's own buffers (the header makes
+/// the caller guarantee host pointers); everything on the device side may
+/// be anything. No call may crash, hang or corrupt memory; every live
+/// object is released at the end so executions do not accumulate state.
+/// `OMPTARGET_RS_FUZZ_PROGRAM` names a CPU-device program (c-tests/offload's
+/// kernel.c built as a shared object); without it no program is loaded.
+pub fn ol_calls(data: &[u8]) {
+    use crate::c_api::liboffload as ol;
+    use crate::liboffload::types::*;
+    use core::ffi::c_void;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    static PROGRAM: std::sync::OnceLock<Option<Vec<u8>>> = std::sync::OnceLock::new();
+    static CALLED: AtomicUsize = AtomicUsize::new(0);
+    unsafe extern "C" fn count(_: *mut c_void) {
+        CALLED.fetch_add(1, Ordering::Relaxed);
+    }
+    unsafe extern "C" fn each(d: DeviceH, u: *mut c_void) -> bool {
+        let mut ty = 0u32;
+        // SAFETY: `d` is a device handle the iteration passes; `ty` holds the 4-byte answer.
+        let known = unsafe { crate::c_api::liboffload::olGetDeviceInfo(d, DeviceInfo(0), 4, (&raw mut ty).cast()) }.is_null();
+        // SAFETY: `u` is the pair `ol_calls` passes, used only in this call.
+        let (devices, host) = unsafe { &mut *(u as *mut (Vec<usize>, usize)) };
+        match known && ty == 4 {
+            true => *host = d as usize,
+            false => devices.push(d as usize),
+        }
+        true
+    }
+    let program = PROGRAM.get_or_init(|| std::env::var("OMPTARGET_RS_FUZZ_PROGRAM").ok().and_then(|p| std::fs::read(p).ok()));
+
+    let mut bytes = data.iter().copied();
+    let mut next = move || bytes.next();
+    // SAFETY: every host pointer passed below is one of this function's
+    // buffers with at least the size passed (the header's contract for host
+    // memory); handles and device pointers may be anything (the API checks
+    // them); launched kernels take no parameters; queued work that reads
+    // `host` completes (olSyncQueue / olShutDown) before it is dropped.
+    unsafe {
+        if !ol::olInit().is_null() {
+            return;
+        }
+        // The devices that own memory, and the virtual host device (host memory).
+        let mut found: (Vec<usize>, usize) = (Vec::new(), 0);
+        ol::olIterateDevices(Some(each), (&raw mut found).cast());
+        let (devices, hostdev) = (found.0, found.1 as DeviceH);
+        let mut host = vec![0u8; 1 << 16];
+        let pattern = [0x5au8; 64];
+        let args = [0u8; 256];
+        // Live and stale objects; a stale one stays in its list (`false`).
+        let mut allocs: Vec<(usize, bool)> = Vec::new();
+        let mut queues: Vec<(usize, bool)> = Vec::new();
+        let mut events: Vec<(usize, bool)> = Vec::new();
+        let mut programs: Vec<(usize, bool)> = Vec::new();
+        // Symbol handles with whether they may be launched without arguments.
+        let mut symbols: Vec<(usize, bool)> = Vec::new();
+        let pick = |v: &[(usize, bool)], b: Option<u8>| -> usize {
+            match b {
+                Some(b) if !v.is_empty() && b < 200 => v[b as usize % v.len()].0,
+                Some(b) if b < 230 => 0,
+                Some(b) => 0x1000 + b as usize * 8,
+                None => 0,
+            }
+        };
+        let size_of = |b: Option<u8>| -> usize {
+            match b.unwrap_or(0) {
+                s @ 0..=200 => s as usize,
+                201..=240 => 4096,
+                241..=250 => 1 << 16,
+                251 => 1 << 40,
+                252 => usize::MAX,
+                253 => (1usize << 62) + 1,
+                _ => 65,
+            }
+        };
+        let device = |b: Option<u8>| -> DeviceH {
+            match b {
+                Some(b) if !devices.is_empty() && b < 240 => devices[b as usize % devices.len()] as DeviceH,
+                Some(b) => (0x2000 + b as usize * 16) as DeviceH,
+                None => std::ptr::null(),
+            }
+        };
+        for _ in 0..64 {
+            let Some(op) = next() else { break };
+            match op % 20 {
+                0 => {
+                    let mut p = std::ptr::null_mut();
+                    let ty = AllocType(u32::from(next().unwrap_or(1) % 4));
+                    if ol::olMemAlloc(device(next()), ty, size_of(next()).min(1 << 20), &mut p).is_null() {
+                        allocs.push((p as usize, true));
+                    }
+                }
+                1 => {
+                    let p = pick(&allocs, next());
+                    if ol::olMemFree(p as *mut c_void).is_null() {
+                        allocs.iter_mut().filter(|a| a.0 == p).for_each(|a| a.1 = false);
+                    }
+                }
+                2 | 3 => {
+                    // One side the host buffer, the other a device pointer (any).
+                    let (q, dev, n) = (pick(&queues, next()), device(next()), size_of(next()).min(host.len()));
+                    let d = pick(&allocs, next()).wrapping_add(next().unwrap_or(0) as usize);
+                    let r = if op % 20 == 2 {
+                        ol::olMemcpy(q as QueueH, d as *mut c_void, dev, host.as_ptr().cast(), hostdev, n)
+                    } else {
+                        ol::olMemcpy(q as QueueH, host.as_mut_ptr().cast(), hostdev, d as *const c_void, dev, n)
+                    };
+                    let _ = r;
+                    // The host buffer stays valid: queued copies finish before it is dropped (below).
+                }
+                4 => {
+                    let d = pick(&allocs, next()).wrapping_add(next().unwrap_or(0) as usize);
+                    let psize = (next().unwrap_or(1) as usize % 64).max(1);
+                    let fill = psize * (next().unwrap_or(1) as usize);
+                    let _ = ol::olMemFill(pick(&queues, next()) as QueueH, d as *mut c_void, psize, pattern.as_ptr().cast(), fill);
+                }
+                5 => {
+                    let mut q = std::ptr::null();
+                    if ol::olCreateQueue(device(next()), &mut q).is_null() {
+                        queues.push((q as usize, true));
+                    }
+                }
+                6 => {
+                    let q = pick(&queues, next());
+                    if ol::olDestroyQueue(q as QueueH).is_null() {
+                        queues.iter_mut().filter(|x| x.0 == q).for_each(|x| x.1 = false);
+                    }
+                }
+                7 => {
+                    let _ = ol::olSyncQueue(pick(&queues, next()) as QueueH);
+                }
+                8 => {
+                    let mut e = std::ptr::null();
+                    if ol::olCreateEvent(pick(&queues, next()) as QueueH, &mut e).is_null() {
+                        events.push((e as usize, true));
+                    }
+                }
+                9 => {
+                    let e = pick(&events, next());
+                    if ol::olDestroyEvent(e as EventH).is_null() {
+                        events.iter_mut().filter(|x| x.0 == e).for_each(|x| x.1 = false);
+                    }
+                }
+                10 => {
+                    let _ = ol::olSyncEvent(pick(&events, next()) as EventH);
+                }
+                11 => {
+                    let list: Vec<EventH> = (0..next().unwrap_or(0) % 4).map(|_| pick(&events, next()) as EventH).collect();
+                    let _ = ol::olWaitEvents(pick(&queues, next()) as QueueH, list.as_ptr(), list.len());
+                }
+                12 => {
+                    let _ = ol::olLaunchHostFunction(pick(&queues, next()) as QueueH, Some(count), std::ptr::null_mut());
+                }
+                13 => {
+                    let (mut v, mut s) = ([0u8; 64], 0usize);
+                    let (q, prop) = (pick(&queues, next()) as QueueH, QueueInfo(u32::from(next().unwrap_or(0) % 3)));
+                    let _ = ol::olGetQueueInfo(q, prop, size_of(next()).min(64), v.as_mut_ptr().cast());
+                    let _ = ol::olGetQueueInfoSize(q, prop, &mut s);
+                    let (e, eprop) = (pick(&events, next()) as EventH, EventInfo(u32::from(next().unwrap_or(0) % 3)));
+                    let _ = ol::olGetEventInfo(e, eprop, size_of(next()).min(64), v.as_mut_ptr().cast());
+                }
+                14 => {
+                    let mut v = [0u8; 64];
+                    let p = pick(&allocs, next()).wrapping_add(next().unwrap_or(0) as usize);
+                    let _ = ol::olGetMemInfo(p as *const c_void, MemInfo(u32::from(next().unwrap_or(0) % 5)), 64, v.as_mut_ptr().cast());
+                }
+                15 => {
+                    if let Some(image) = program.as_ref() {
+                        let mut p = std::ptr::null();
+                        let n = match next() {
+                            Some(b) if b > 240 => b as usize,
+                            _ => image.len(),
+                        };
+                        if ol::olCreateProgram(device(next()), image.as_ptr().cast(), n.min(image.len()), &mut p).is_null() {
+                            programs.push((p as usize, true));
+                        }
+                    }
+                }
+                16 => {
+                    let p = pick(&programs, next());
+                    if ol::olDestroyProgram(p as ProgramH).is_null() {
+                        programs.iter_mut().filter(|x| x.0 == p).for_each(|x| x.1 = false);
+                    }
+                }
+                17 => {
+                    const NAMES: [&core::ffi::CStr; 8] = [c"empty", c"bump", c"counter", c"table", c"vadd", c"exit", c"environ", c"nope"];
+                    let i = next().unwrap_or(0) as usize % NAMES.len();
+                    let mut s = std::ptr::null();
+                    let kind = SymbolKind(u32::from(next().unwrap_or(0) % 3));
+                    if ol::olGetSymbol(pick(&programs, next()) as ProgramH, NAMES[i].as_ptr(), kind, &mut s).is_null() {
+                        // Only `empty` and `bump` take no parameter.
+                        symbols.push((s as usize, i < 2));
+                    }
+                }
+                18 => {
+                    // Only the kernels that take no pointer may run (a kernel
+                    // trusts its arguments); any symbol handle, stale or not.
+                    let (k, safe) = match next() {
+                        Some(b) if !symbols.is_empty() && b < 220 => symbols[b as usize % symbols.len()],
+                        Some(b) => (0x3000 + b as usize, true),
+                        None => (0, true),
+                    };
+                    let dims = |b: Option<u8>| Dimensions { x: u32::from(b.unwrap_or(1) % 3), y: 1, z: 1 };
+                    let ls = LaunchSizeArgs {
+                        dimensions: next().unwrap_or(1) as usize % 5,
+                        num_groups: dims(next()),
+                        group_size: dims(next()),
+                        dyn_shared_memory: 0,
+                    };
+                    let n = size_of(next());
+                    if safe && n <= args.len() {
+                        let _ = ol::olLaunchKernel(pick(&queues, next()) as QueueH, device(next()), k as SymbolH, std::ptr::null(), 0, &ls);
+                    } else if n > args.len() {
+                        let _ =
+                            ol::olLaunchKernel(pick(&queues, next()) as QueueH, device(next()), k as SymbolH, args.as_ptr().cast(), n, &ls);
+                    }
+                }
+                _ => {
+                    let (mut v, mut s) = ([0u8; 256], 0usize);
+                    let (d, prop) = (device(next()), DeviceInfo(u32::from(next().unwrap_or(0) % 32)));
+                    let _ = ol::olGetDeviceInfo(d, prop, size_of(next()).min(256), v.as_mut_ptr().cast());
+                    let _ = ol::olGetDeviceInfoSize(d, prop, &mut s);
+                }
+            }
+        }
+        // Release everything (live queues finish their work first, so no
+        // queued copy outlives `host`).
+        for (q, live) in queues {
+            if live {
+                let _ = ol::olSyncQueue(q as QueueH);
+                let _ = ol::olDestroyQueue(q as QueueH);
+            }
+        }
+        for (e, live) in events {
+            if live {
+                let _ = ol::olDestroyEvent(e as EventH);
+            }
+        }
+        for (p, live) in programs {
+            if live {
+                let _ = ol::olDestroyProgram(p as ProgramH);
+            }
+        }
+        for (a, live) in allocs {
+            if live {
+                let _ = ol::olMemFree(a as *mut c_void);
+            }
+        }
+        // Destroyed queues may still run work that reads `host`.
+        let _ = ol::olShutDown();
+        drop(host);
     }
 }
 

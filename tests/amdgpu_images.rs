@@ -16,7 +16,7 @@ use omptarget_rs::plugins::Plugin;
 use omptarget_rs::plugins::amdgpu::image::{self, Feature, TargetId};
 use omptarget_rs::plugins::amdgpu::kernargs::{self, Geometry};
 use omptarget_rs::plugins::amdgpu::{AmdgpuPlugin, hsa};
-use omptarget_rs::plugins::cuda::image::ExecMode;
+use omptarget_rs::plugins::gpu::kernel_env::ExecMode;
 use std::path::{Path, PathBuf};
 use std::sync::Once;
 

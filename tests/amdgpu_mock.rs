@@ -12,7 +12,7 @@
 
 use omptarget_rs::plugins::amdgpu::{AmdgpuPlugin, hsa};
 use omptarget_rs::plugins::cuda::DeviceEnvironment;
-use omptarget_rs::plugins::cuda::image::ExecMode;
+use omptarget_rs::plugins::gpu::kernel_env::ExecMode;
 use omptarget_rs::plugins::{AllocKind, LaunchDims, Plugin};
 use std::path::{Path, PathBuf};
 

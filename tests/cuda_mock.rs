@@ -9,8 +9,8 @@
 //! it, once per process. Without the images it prints
 //! `skipped: gpu-images not built`.
 
-use omptarget_rs::plugins::cuda::image::ExecMode;
 use omptarget_rs::plugins::cuda::{CudaPlugin, DeviceEnvironment, driver};
+use omptarget_rs::plugins::gpu::kernel_env::ExecMode;
 use omptarget_rs::plugins::{AllocKind, LaunchDims, Plugin};
 use std::path::{Path, PathBuf};
 

@@ -103,7 +103,7 @@ fn kernel_language_launch_with_bad_arguments_stays_up() {
 
 #[test]
 fn record_replay_needs_a_gpu_device() {
-    use omptarget_rs::c_api::openmp::unimplemented::{__tgt_activate_record_replay, __tgt_target_kernel_replay};
+    use omptarget_rs::c_api::openmp::record_replay::{__tgt_activate_record_replay, __tgt_target_kernel_replay};
     init_runtime();
     let mut offset = 7u64;
     // SAFETY: `offset` is writable; the host device is refused before any use.

@@ -23,9 +23,9 @@ use omptarget_rs::abi::MapType;
 use omptarget_rs::c_api::openmp::device_api::{
     omp_get_mapped_ptr, omp_target_alloc, omp_target_associate_ptr, omp_target_disassociate_ptr, omp_target_free, omp_target_is_present,
 };
-use omptarget_rs::device::Device;
-use omptarget_rs::device::queue::AsyncInfo;
+use omptarget_rs::openmp::async_info::AsyncInfo;
 use omptarget_rs::openmp::data::{self, BeginState, MapArg};
+use omptarget_rs::openmp::device::OmpDevice as Device;
 use omptarget_rs::openmp::mapping::{INF, Lookup, MapEntry, MappingTable};
 
 const TO: u64 = MapType::TO;
@@ -251,7 +251,7 @@ fn end(dev: &'static Device, args: &[MapArg]) -> Result<(), String> {
         let mut q = AsyncInfo::new(dev);
         let mut post = data::EndQueue::new();
         data::data_end(dev, args, false, &mut post, &mut q)?;
-        q.finish_end_queue(&mut post)?;
+        data::finish_end_queue(&mut q, &mut post)?;
         q.finish(false)
     })
 }

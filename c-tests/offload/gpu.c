@@ -59,7 +59,11 @@ static void run(const char *label, ol_device_handle_t dev, void *img, size_t siz
   OK(olMemcpy(q, dy, dev, hy, host, sizeof hy));
   float a = 2.0f; uint32_t abits; memcpy(&abits, &a, 4);
   struct { void *dyn; float *y; const float *x; uint64_t a; int64_t n; } sa = {NULL, dy, dx, abits, N};
-  ol_kernel_launch_size_args_t ls = {1, {4, 1, 1}, {128, 1, 1}, 0};
+  // A CPU device runs a kernel once (its MAX_WORK_GROUP_SIZE is 1); a GPU gets a grid.
+  ol_device_type_t type;
+  OK(olGetDeviceInfo(dev, OL_DEVICE_INFO_TYPE, sizeof type, &type));
+  ol_kernel_launch_size_args_t ls = type == OL_DEVICE_TYPE_CPU ? (ol_kernel_launch_size_args_t){1, {1, 1, 1}, {1, 1, 1}, 0}
+                                                               : (ol_kernel_launch_size_args_t){1, {4, 1, 1}, {128, 1, 1}, 0};
   OK(olLaunchKernel(q, dev, saxpy, &sa, sizeof sa, &ls));
   OK(olMemcpy(q, hy, host, dy, dev, sizeof hy));
   OK(olSyncQueue(q));

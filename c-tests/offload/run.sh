@@ -10,6 +10,10 @@
 #   diff.c    the calls 22.1 answers without a GPU, run on LLVM's library and
 #             on ours: the outputs must be identical
 #   shared.c  OpenMP and ol* in one process on the same devices and memory
+#   queues.c  asynchronous in-order queues: blocked host functions, events,
+#             olWaitEvents, 10^6 self-enqueuing host functions, 8 threads
+#   abuse.c   bad ranges, sizes and symbols refused; one allocation table
+#             for both APIs (also under valgrind: no error, no leak)
 # plus OFFLOAD_TRACE=1 lines and llvm-offload-device-info-22 listing our
 # devices. Prints PASS/FAIL per check and "N passed, N failed"; exit 1 on failure.
 set -uo pipefail
@@ -36,6 +40,8 @@ for p in api diff; do
   clang-22 -Wall -Wextra -Werror -I"$INC" "$S/$p.c" -L"$LLVM_LIB" -lLLVMOffload -ldl -o "$O/$p"
 done
 clang-22 -Wall -fopenmp -fopenmp-targets=x86_64-unknown-linux-gnu -I"$INC" "$S/shared.c" -L"$LLVM_LIB" -lLLVMOffload -ldl -o "$O/shared"
+clang-22 -Wall -Wextra -Werror -I"$INC" "$S/queues.c" -L"$LLVM_LIB" -lLLVMOffload -lpthread -o "$O/queues"
+clang-22 -Wall -Wextra -Werror -fopenmp -I"$INC" "$S/abuse.c" -L"$LLVM_LIB" -lLLVMOffload -lomptarget -o "$O/abuse"
 set +e
 
 pass=0 fail=0
@@ -73,6 +79,36 @@ rc=$?
 if [ $rc = 0 ] && has "$O/shared.out" "one library serves ol* and __tgt_*: yes" && has "$O/shared.out" "shared-device test passed"; then
   ok "shared.c: olMemAlloc memory in OpenMP, omp_target_alloc memory in ol*"
 else bad "shared.c (exit $rc)" "$O/shared.out"; fi
+
+# 4b. Asynchronous in-order queues on the CPU devices.
+LD_LIBRARY_PATH=$REL timeout 120 "$O/queues" "$O/kernel.so" >"$O/queues.out" 2>&1
+rc=$?
+if [ $rc = 0 ] && grep -qE '^ok [0-9]+ checks' "$O/queues.out"; then
+  ok "queues.c: host functions, events and waits in order, 10^6 chained host functions, 8 threads ($(grep -E '^ok' "$O/queues.out"))"
+else bad "queues.c (exit $rc)" "$O/queues.out"; fi
+
+# 4c. Abuse: every bad range, size or symbol refused; the APIs free each other's memory once.
+LD_LIBRARY_PATH=$O/lib timeout 60 "$O/abuse" "$O/kernel.so" >"$O/abuse.out" 2>&1
+rc=$?
+if [ $rc = 0 ] && grep -qE '^ok [0-9]+ checks' "$O/abuse.out"; then
+  ok "abuse.c: bad ranges, sizes and symbols refused, one allocation table ($(grep -E '^ok' "$O/abuse.out"))"
+else bad "abuse.c (exit $rc)" "$O/abuse.out"; fi
+if command -v valgrind >/dev/null; then
+  LD_LIBRARY_PATH=$O/lib timeout 300 valgrind -q --error-exitcode=9 --leak-check=full --errors-for-leak-kinds=definite \
+    --suppressions="$ROOT/c-tests/reliability/valgrind.supp" "$O/abuse" "$O/kernel.so" >"$O/abuse.vg" 2>&1
+  rc=$?
+  if [ $rc = 0 ] && grep -qE '^ok [0-9]+ checks' "$O/abuse.vg"; then
+    ok "abuse.c under valgrind: no memory error, nothing definitely lost"
+  else bad "abuse.c under valgrind (exit $rc)" "$O/abuse.vg"; fi
+  LD_LIBRARY_PATH=$REL timeout 300 valgrind -q --error-exitcode=9 --leak-check=full --errors-for-leak-kinds=definite \
+    --suppressions="$ROOT/c-tests/reliability/valgrind.supp" "$O/queues" "$O/kernel.so" 20000 >"$O/queues.vg" 2>&1
+  rc=$?
+  if [ $rc = 0 ] && grep -qE '^ok [0-9]+ checks' "$O/queues.vg"; then
+    ok "queues.c under valgrind: no memory error, nothing definitely lost"
+  else bad "queues.c under valgrind (exit $rc)" "$O/queues.vg"; fi
+else
+  echo "skipped: valgrind not installed (abuse.c and queues.c under memcheck)"
+fi
 
 # 5. LLVM's device-info tool lists our devices.
 if command -v llvm-offload-device-info-22 >/dev/null; then

@@ -11,8 +11,8 @@
 # -Zmiri-permissive-provenance accepts that without a warning per cast.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
-modules=(openmp::entries device::image base::elf openmp::mapping abi:: plugins::amdgpu::msgpack plugins::amdgpu::image
-         plugins::amdgpu::kernargs plugins::cuda::image plugins::cuda::grid fuzzing::)
+modules=(openmp::entries device::image base::elf openmp::mapping abi:: plugins::amdgpu::msgpack plugins::amdgpu::image plugins::gpu::grid
+         plugins::amdgpu::kernargs plugins::cuda::image fuzzing::)
 log=target/miri.log
 mkdir -p target
 start=$(date +%s)

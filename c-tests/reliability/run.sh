@@ -42,6 +42,13 @@
 #            each; 20): that status and "results ok".
 #   stress   thread_stress.c: 8 threads x 10^4 mixed constructs (10^5, 50
 #            runs with --long), exact results, reference counts back to 0.
+#   update   update_release_race.c: one thread enters and exits mappings of
+#            its arrays (every exit the last release) and maps canary arrays
+#            of the same sizes in between, 3 threads `target update` the
+#            arrays to and from all the while: no wrong byte in the arrays
+#            or canaries (an update never copies into or out of a freed
+#            block), nothing left mapped. 5 runs of 20,000 iterations, and 3
+#            on deferred queues (100 and 30 with --long).
 #   memory   map_memory.c: distinct mappings (`target enter data map(to:
 #            a[i:1])`, every 1000th used by a region, then `exit data
 #            map(from:)`) of array elements and of separate malloc blocks;
@@ -66,7 +73,7 @@ OUT=$ROOT/target/reliability
 LONG=0
 if [ "${1:-}" = --long ]; then LONG=1; shift; fi
 CHECKS=("$@")
-[ ${#CHECKS[@]} -gt 0 ] || CHECKS=(fork gdb bad dlopen teardown stress memory valgrind)
+[ ${#CHECKS[@]} -gt 0 ] || CHECKS=(fork gdb bad dlopen teardown stress update memory valgrind)
 [ -f "$LIB" ] || { echo "reliability/run.sh: no runtime at $LIB (cargo build --release)" >&2; exit 2; }
 LIB=$(readlink -f "$LIB")
 mkdir -p "$OUT/shim" "$OUT/logs"
@@ -347,6 +354,14 @@ check_stress() {
     repeat "thread stress" 1 "$OUT/thread_stress" 10000
     OMPTARGET_RS_HOST_QUEUES=2 repeat "thread stress [queued]" 1 "$OUT/thread_stress" 10000
   fi
+}
+
+check_update() {
+  build update_release_race -lpthread || return
+  local n=5 nq=3
+  [ $LONG = 1 ] && n=100 nq=30
+  repeat "update racing the last release" $n "$OUT/update_release_race"
+  OMPTARGET_RS_HOST_QUEUES=2 repeat "update racing the last release [queued]" $nq "$OUT/update_release_race"
 }
 
 check_memory() {

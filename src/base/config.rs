@@ -80,7 +80,11 @@ impl Config {
         let info = match var("LIBOMPTARGET_INFO") {
             None => 0,
             Some(v) => parse_int(&v).map(|n| n as i32 as u32).unwrap_or_else(|| {
-                crate::base::diag::message(&format!("ignoring LIBOMPTARGET_INFO='{v}': not a decimal number"));
+                // diag's MESSAGE format (diag reads this configuration, so it is not called here).
+                super::cstream::c_line(
+                    super::cstream::CStream::Stderr,
+                    format_args!("omptarget message: ignoring LIBOMPTARGET_INFO='{v}': not a decimal number"),
+                );
                 0
             }),
         };

@@ -2,54 +2,10 @@
 //! the one failure policy. Nothing else in the crate prints to the user or
 //! ends the process.
 
-use crate::abi::ptr::SourceLoc;
 use crate::base::config;
-use std::fmt::Write as _;
 use std::sync::atomic::{AtomicU8, Ordering};
 
-/// One of the C library's standard streams.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum CStream {
-    Stdout,
-    Stderr,
-}
-
-unsafe extern "C" {
-    // glibc's standard streams (`FILE *stdout`, `FILE *stderr`).
-    static stdout: *mut libc::FILE;
-    static stderr: *mut libc::FILE;
-}
-
-/// Writes `text` through the C library's `stdout` or `stderr` stream, as
-/// LLVM 22.1 does (fprintf), so it lands in the program's order: after what
-/// the program printed before and still holds in stdio's buffer (stdout to
-/// a pipe or file is fully buffered), and buffered like it. Writing to the
-/// file descriptor directly would overtake that text.
-pub fn c_write(stream: CStream, text: &str) {
-    if text.is_empty() {
-        return;
-    }
-    // SAFETY: reading glibc's stream pointers, initialised before any constructor runs and never changed by us.
-    let f = unsafe {
-        match stream {
-            CStream::Stdout => stdout,
-            CStream::Stderr => stderr,
-        }
-    };
-    if f.is_null() {
-        return;
-    }
-    // SAFETY: `f` is a live stdio stream; `text` is valid for `len` bytes; fwrite locks the stream itself.
-    unsafe { libc::fwrite(text.as_ptr().cast(), 1, text.len(), f) };
-}
-
-/// [`c_write`] of one formatted line (a newline is added).
-pub fn c_line(stream: CStream, args: std::fmt::Arguments<'_>) {
-    let mut line = String::with_capacity(128);
-    let _ = line.write_fmt(args);
-    line.push('\n');
-    c_write(stream, &line);
-}
+pub use super::cstream::{CStream, c_line, c_write};
 
 /// `LIBOMPTARGET_DEBUG` trace line. Costs one load and branch when off.
 #[macro_export]
@@ -167,38 +123,6 @@ fn policy_first(target_offload: impl FnOnce() -> i32, num_devices: impl FnOnce()
     let _ = config();
     crate::base::fast_path::set(crate::base::fast_path::POLICY, p != Policy::Mandatory);
     p
-}
-
-/// What `handleTargetOutcome` does after an offload attempt. `dump_tables`
-/// prints the mapping tables (INFO 0x4) and returns true when it did.
-pub fn target_outcome(success: bool, policy: Policy, loc: &crate::abi::ptr::Loc, dump_tables: impl FnOnce(&SourceLoc) -> bool) {
-    match (policy, success) {
-        (Policy::Disabled, true) => fatal(1, "expected no offloading while offloading is disabled"),
-        (Policy::Disabled, false) => {}
-        (Policy::Mandatory, true) => {
-            if config().info_on(crate::base::config::info::DUMP_TABLE) {
-                dump_tables(&loc.source());
-            }
-        }
-        (Policy::Mandatory, false) => {
-            let loc = loc.source();
-            if !(config().info_on(crate::base::config::info::DUMP_TABLE) && dump_tables(&loc)) {
-                report("Consult https://openmp.llvm.org/design/Runtimes.html for debugging options.");
-            }
-            fatal_at(&loc, 1, "failure of target construct while offloading is mandatory")
-        }
-    }
-}
-
-/// A fatal error with the source-location prefix LLVM prints (or its
-/// "not present" note when built without `-g`).
-pub fn fatal_at(loc: &SourceLoc, code: i64, text: &str) -> ! {
-    if loc.is_available() {
-        c_write(CStream::Stderr, &format!("{loc}: "));
-    } else {
-        report("Source location information not present. Compile with -g or -gline-tables-only.");
-    }
-    fatal(code, text)
 }
 
 /// Formats a pointer the way LLVM's `DPxMOD` does: `0x` + 16 hex digits.

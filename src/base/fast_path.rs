@@ -3,7 +3,7 @@
 //! tool or profile, no kernel recording, and the offload policy already
 //! settled as mandatory, so a successful construct has no outcome handling
 //! left). Each owner of one of these conditions sets or clears its own bit;
-//! a fast path tests the word once (`none()`) and otherwise takes the
+//! a fast path tests the word once (`allowed()`) and otherwise takes the
 //! general path, which does everything.
 
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -18,21 +18,24 @@ pub const DEBUG: u32 = 1 << 2;
 pub const HOOKS: u32 = 1 << 3;
 /// Kernel record/replay is active.
 pub const RECORD: u32 = 1 << 4;
+/// A long-lived work queue (liboffload's) has work in flight: a block freed
+/// now may still be in use by it, so frees take the general path, which waits.
+pub const QUEUED_WORK: u32 = 1 << 5;
 
-static SLOW: AtomicU32 = AtomicU32::new(POLICY);
+static NEEDS_GENERAL_PATH: AtomicU32 = AtomicU32::new(POLICY);
 
-/// Whether no condition needs the general path.
+/// Whether a fast path is allowed: no condition needs the general path.
 #[inline(always)]
-pub fn none() -> bool {
-    SLOW.load(Ordering::Relaxed) == 0
+pub fn allowed() -> bool {
+    NEEDS_GENERAL_PATH.load(Ordering::Relaxed) == 0
 }
 
 /// Sets (`on`) or clears one condition's bit.
 pub fn set(bit: u32, on: bool) {
     if on {
-        SLOW.fetch_or(bit, Ordering::AcqRel);
+        NEEDS_GENERAL_PATH.fetch_or(bit, Ordering::AcqRel);
     } else {
-        SLOW.fetch_and(!bit, Ordering::AcqRel);
+        NEEDS_GENERAL_PATH.fetch_and(!bit, Ordering::AcqRel);
     }
 }
 
@@ -43,7 +46,7 @@ mod tests {
         // The word starts with POLICY set; other tests may have changed it,
         // so only the relative behaviour is checked.
         super::set(super::RECORD, true);
-        assert!(!super::none());
+        assert!(!super::allowed());
         super::set(super::RECORD, false);
     }
 }

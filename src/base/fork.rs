@@ -192,28 +192,55 @@ thread_local! {
     static HELD: RefCell<Option<ForkLocks>> = const { RefCell::new(None) };
 }
 
-/// Something that owns runtime locks a child process could need.
-pub trait ForkSafe {
+/// A part of the runtime that owns locks a child process could need. Each
+/// part registers itself once, when it is first used ([`register`]); the
+/// handlers then ask every registered part, so this file names none of them.
+pub trait Participant: Sync {
+    /// Before any lock is tried: finish one-time initialisations (settings
+    /// read lazily, `OnceLock`s) so that no child inherits one half done.
+    fn before_fork(&'static self) {}
     /// Takes every lock with [`ForkLocks`]' `try` methods; false as soon as one is busy.
     fn lock_for_fork(&'static self, held: &mut ForkLocks) -> bool;
+    /// In the child, after the locks are reset: forget work that threads
+    /// which do not exist in the child had in hand.
+    fn forked_child(&'static self) {}
+}
+
+/// Most parts that can register.
+const MAX_PARTICIPANTS: usize = 32;
+
+/// Registered parts, append-only (read by the handlers without a lock).
+static PARTICIPANTS: [std::sync::OnceLock<&'static dyn Participant>; MAX_PARTICIPANTS] =
+    [const { std::sync::OnceLock::new() }; MAX_PARTICIPANTS];
+static REGISTERED: AtomicUsize = AtomicUsize::new(0);
+/// Serialises registrations (never held across a fork: registration does
+/// nothing else while holding it, and the prepare handler takes it too).
+static REGISTERING: Mutex<()> = Mutex::new(());
+
+/// Adds a part to the set the fork handlers lock (once per part: call it
+/// from the part's one-time initialisation).
+pub fn register(part: &'static dyn Participant) {
+    let _one_at_a_time = REGISTERING.lock();
+    let n = REGISTERED.load(Ordering::Acquire);
+    if n == MAX_PARTICIPANTS || PARTICIPANTS[..n].iter().any(|p| p.get().is_some_and(|q| std::ptr::addr_eq(*q, part))) {
+        return;
+    }
+    let _ = PARTICIPANTS[n].set(part);
+    REGISTERED.store(n + 1, Ordering::Release);
+}
+
+fn participants() -> impl Iterator<Item = &'static dyn Participant> {
+    PARTICIPANTS[..REGISTERED.load(Ordering::Acquire)].iter().filter_map(|p| p.get().copied())
 }
 
 /// `pthread_atfork` prepare handler body.
 pub fn prepare() {
-    // liboffload's locks are taken whether or not the OpenMP side started
-    // (a program may use only the `ol*` API); `offload::lock_for_fork`
-    // waits for its one-time initialisations first.
-    crate::liboffload::before_fork();
-    let rt = crate::openmp::started();
-    if rt.is_some() {
-        // Likewise the runtime's lazily read settings (environment only).
-        crate::base::config();
-        crate::openmp::record_replay::before_fork();
-    }
+    crate::base::config();
+    participants().for_each(|p| p.before_fork());
     let start = Instant::now();
     let mut held = ForkLocks::default();
     let mut tries = 0u32;
-    while !(crate::liboffload::lock_for_fork(&mut held) && rt.is_none_or(|rt| rt.lock_for_fork(&mut held)) && !held.any_parked()) {
+    while !(held.mutex(&REGISTERING) && participants().all(|p| p.lock_for_fork(&mut held)) && !held.any_parked()) {
         held.release_all();
         tries += 1;
         if start.elapsed() > GIVE_UP {
@@ -230,22 +257,13 @@ pub fn prepare() {
     HELD.with(|h| *h.borrow_mut() = Some(held));
 }
 
-/// `pthread_atfork` child handler body: releases the locks, then lets the
-/// plugins forget work that threads which do not exist in the child had
-/// in hand.
+/// `pthread_atfork` child handler body: resets the locks, then lets every
+/// part forget work that threads which do not exist in the child had in hand.
 pub fn child() {
     if let Some(mut held) = HELD.with(|h| h.borrow_mut().take()) {
         held.reset_all();
     }
-    if let Some(rt) = crate::openmp::started() {
-        for p in &rt.plugins {
-            p.forked_child();
-        }
-        // Copies back that parent threads had in hand never complete here.
-        for dev in rt.devices.all() {
-            dev.table.forget_copies_in_flight();
-        }
-    }
+    participants().for_each(|p| p.forked_child());
 }
 
 /// `pthread_atfork` parent handler body: releases what `prepare` took.

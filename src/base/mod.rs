@@ -5,12 +5,19 @@
 #[macro_use]
 pub mod driver_table;
 
+pub mod clock;
 pub mod config;
+pub mod cstream;
 pub mod diag;
 pub mod elf;
 pub mod error;
 pub mod fast_path;
 pub mod fork;
+pub mod guard;
+pub mod handles;
+pub mod hash;
+pub mod intern;
 pub mod libomp;
+pub mod stack;
 
 pub use config::config;

@@ -1,115 +1,44 @@
-//! One user-visible device: its plugin, its mapping table, the images loaded
-//! on it and the kernels resolved from them.
+//! The API-neutral device layer: both faces (OpenMP in `crate::openmp`,
+//! liboffload in `crate::liboffload`) reach devices only through it, and
+//! nothing below it knows it exists.
+//!
+//! - [`Device`] and the [`Registry`]: the plugins, the order in which their
+//!   devices get numbers (the numbers both APIs use), device properties.
+//! - [`memory`]: allocation, copies in every direction, fill, exchange, and
+//!   the one table of allocations made through either API.
+//! - [`queue`]: the in-order work of one user of a device on a plugin queue,
+//!   with the clean-up that waits for it (OpenMP constructs).
+//! - [`work_queue`]: long-lived in-order queues with events and host
+//!   functions, run by a host thread (liboffload queues).
+//! - [`program`]: images loaded on a device and their symbols.
+//! - [`record_memory`]: the device memory kernel record/replay hands out.
+//! - [`image`]: offload-binary and ELF parsing of images.
+//!
+//! The one door to the tools (OMPT, the profile timeline) is here too: every
+//! allocation, copy and launch that goes through [`Device`] or a [`queue::Queue`]
+//! reports itself, so neither face calls a tool for device work.
 
 pub mod image;
+pub mod memory;
+pub mod program;
 pub mod queue;
+pub mod record_memory;
+pub mod work_queue;
 
-use crate::base::error::{OffloadError, Result};
-use crate::openmp::mapping::MappingTable;
-use crate::plugins::{AllocKind, KernelHandle, Plugin};
-use parking_lot::{Mutex, RwLock};
-use std::collections::HashMap;
-use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering, fence};
+use crate::base::fork::{ForkLocks, Participant};
+use crate::plugins::amdgpu::AmdgpuPlugin;
+use crate::plugins::cuda::CudaPlugin;
+use crate::plugins::host::HostPlugin;
+use crate::plugins::{DeviceProperties, Plugin};
+use parking_lot::Mutex;
+use std::sync::atomic::{AtomicPtr, AtomicUsize, Ordering};
+use std::sync::{LazyLock, OnceLock};
 
-/// Hashing for maps keyed by addresses (region ids): one multiply instead
-/// of SipHash, which showed up in every launch's profile. Keys are program
-/// addresses, not attacker-chosen input.
-#[derive(Default, Clone, Copy)]
-pub struct AddrHasher(u64);
+pub use crate::plugins::MAX_DEVICES;
 
-impl std::hash::Hasher for AddrHasher {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.0 = (self.0.rotate_left(5) ^ u64::from(b)).wrapping_mul(0x9e37_79b9_7f4a_7c15);
-        }
-    }
-    fn write_usize(&mut self, n: usize) {
-        self.0 = (n as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15).rotate_left(29);
-    }
-}
-
-/// `BuildHasher` of [`AddrHasher`].
-pub type AddrHash = std::hash::BuildHasherDefault<AddrHasher>;
-
-/// A kernel resolved on this device.
-#[derive(Debug, Clone, Copy)]
-pub struct Kernel {
-    pub handle: KernelHandle,
-    /// Leaked once per kernel and device: launches copy it without
-    /// touching a shared reference count.
-    pub name: &'static str,
-}
-
-const KERNEL_CACHE_SLOTS: usize = 16;
-
-/// One entry of a device's kernel cache: a sequence lock over plain atomic
-/// words (odd stamp: being written). A reader that sees the same even stamp
-/// before and after reading the words has a consistent entry; it never
-/// waits, a torn read is a miss.
-#[derive(Default)]
-struct KernelSlot {
-    stamp: AtomicU64,
-    region: AtomicUsize,
-    version: AtomicU64,
-    handle: AtomicU64,
-    name_ptr: AtomicUsize,
-    name_len: AtomicUsize,
-}
-
-impl KernelSlot {
-    /// The slot's handle and name pointer for `region_id` at `version`, and
-    /// what `more` reads of the slot, all under one stamp read twice
-    /// (`None`: another entry, an empty slot, or a torn read).
-    #[inline(always)]
-    fn read<T>(&self, region_id: usize, version: u64, more: impl FnOnce(&Self) -> T) -> Option<(u64, usize, T)> {
-        let s = self.stamp.load(Ordering::Acquire);
-        let (r, v) = (self.region.load(Ordering::Relaxed), self.version.load(Ordering::Relaxed));
-        let (handle, p) = (self.handle.load(Ordering::Relaxed), self.name_ptr.load(Ordering::Relaxed));
-        let extra = more(self);
-        fence(Ordering::Acquire);
-        if s & 1 != 0 || p == 0 || r != region_id || v != version || self.stamp.load(Ordering::Relaxed) != s {
-            return None;
-        }
-        Some((handle, p, extra))
-    }
-
-    #[inline]
-    fn get(&self, region_id: usize, version: u64) -> Option<Kernel> {
-        let (handle, p, len) = self.read(region_id, version, |s| s.name_len.load(Ordering::Relaxed))?;
-        // SAFETY: `p`/`len` were stored together from one `&'static str` under the stamp read twice in `read`.
-        let name = unsafe { std::str::from_utf8_unchecked(std::slice::from_raw_parts(p as *const u8, len)) };
-        Some(Kernel { handle, name })
-    }
-
-    /// [`KernelSlot::get`] for the handle alone (a fast launch needs no name).
-    #[inline(always)]
-    fn get_handle(&self, region_id: usize, version: u64) -> Option<crate::plugins::KernelHandle> {
-        self.read(region_id, version, |_| ()).map(|(handle, _, ())| handle)
-    }
-
-    /// Fills the slot unless another thread is writing it (then it stays as is).
-    fn set(&self, region_id: usize, version: u64, k: Kernel) {
-        let s = self.stamp.load(Ordering::Relaxed);
-        if s & 1 != 0 || self.stamp.compare_exchange(s, s + 1, Ordering::Acquire, Ordering::Relaxed).is_err() {
-            return;
-        }
-        fence(Ordering::Release);
-        self.region.store(region_id, Ordering::Relaxed);
-        self.version.store(version, Ordering::Relaxed);
-        self.handle.store(k.handle, Ordering::Relaxed);
-        self.name_ptr.store(k.name.as_ptr() as usize, Ordering::Relaxed);
-        self.name_len.store(k.name.len(), Ordering::Relaxed);
-        self.stamp.store(s + 2, Ordering::Release);
-    }
-}
-
-/// A device with a user device number.
+/// One device of one plugin, with the number both APIs know it by.
 pub struct Device {
-    /// User device number (`0..omp_get_num_devices()`).
+    /// Device number, in the order devices were exposed (`0..omp_get_num_devices()`).
     pub id: usize,
     pub plugin: &'static dyn Plugin,
     /// The plugin's own number for this device.
@@ -122,17 +51,7 @@ pub struct Device {
     /// Kernels run to completion through `Plugin::launch_plain`
     /// (`Plugin::launches_plain`, no queues), read once.
     pub plain_launch: bool,
-    pub table: MappingTable,
-    /// Region id → kernel, for every loaded library.
-    pub(super) kernels: RwLock<HashMap<usize, Kernel, AddrHash>>,
-    /// Bumped after every change of `kernels`; validates `kernel_cache`.
-    pub(super) kernels_version: AtomicU64,
-    /// Recently launched kernels (see [`Device::kernel`]).
-    kernel_cache: [KernelSlot; KERNEL_CACHE_SLOTS],
-    /// Libraries whose image is loaded here → the plugin's image handle.
-    pub(super) loaded_libs: Mutex<HashMap<usize, crate::plugins::ImageHandle>>,
-    /// Registry generation this device has caught up with (lazy loading).
-    pub(super) loaded_generation: AtomicU64,
+    properties: OnceLock<DeviceProperties>,
 }
 
 impl std::fmt::Debug for Device {
@@ -142,7 +61,7 @@ impl std::fmt::Debug for Device {
 }
 
 impl Device {
-    pub fn new(id: usize, plugin: &'static dyn Plugin, plugin_device: usize) -> Self {
+    fn new(id: usize, plugin: &'static dyn Plugin, plugin_device: usize) -> Self {
         Device {
             id,
             plugin,
@@ -150,329 +69,252 @@ impl Device {
             queued: plugin.has_queues(),
             direct_copies: plugin.memory_is_host() && !plugin.has_queues(),
             plain_launch: plugin.launches_plain() && !plugin.has_queues(),
-            table: MappingTable::default(),
-            kernels: RwLock::new(HashMap::default()),
-            kernels_version: AtomicU64::new(0),
-            kernel_cache: Default::default(),
-            loaded_libs: Mutex::new(HashMap::new()),
-            loaded_generation: AtomicU64::new(0),
+            properties: OnceLock::new(),
         }
     }
 
-    /// The kernel for a region id, if its library is loaded here.
-    #[inline]
-    pub fn kernel(&self, region_id: usize) -> Option<Kernel> {
-        // Every launch looks its kernel up: a lock-free direct-mapped cache
-        // in front of the map (readers write nothing, so concurrent launches
-        // do not move a lock word's cache line between cores).
-        let version = self.kernels_version.load(Ordering::Acquire);
-        let slot = self.cache_slot(region_id);
-        if let Some(k) = slot.get(region_id, version) {
-            return Some(k);
-        }
-        self.kernel_miss(region_id, version, slot)
+    /// The device's properties, asked from its plugin once.
+    pub fn properties(&self) -> &DeviceProperties {
+        self.properties.get_or_init(|| self.plugin.properties(self.plugin_device))
     }
 
-    /// The handle of the kernel for a region id, for a fast launch: `None`
-    /// when its library is not loaded here or the image lacks the kernel.
-    #[inline(always)]
-    pub fn launch_handle(&self, region_id: usize) -> Option<crate::plugins::KernelHandle> {
-        let version = self.kernels_version.load(Ordering::Acquire);
-        let slot = self.cache_slot(region_id);
-        let handle = match slot.get_handle(region_id, version) {
-            Some(h) => h,
-            None => self.kernel_miss(region_id, version, slot)?.handle,
-        };
-        (handle != MISSING_KERNEL).then_some(handle)
+    /// The plugin's unique id string of the device.
+    pub fn uid(&self) -> String {
+        self.plugin.uid(self.plugin_device)
     }
 
-    /// The kernel-cache slot of a region id.
-    #[inline(always)]
-    fn cache_slot(&self, region_id: usize) -> &KernelSlot {
-        &self.kernel_cache[(region_id ^ (region_id >> 7)) % KERNEL_CACHE_SLOTS]
-    }
-
-    /// [`Device::kernel`] past the cache: the map, then the slot is filled.
-    #[cold]
-    #[inline(never)]
-    fn kernel_miss(&self, region_id: usize, version: u64, slot: &KernelSlot) -> Option<Kernel> {
-        let k = self.kernels.read().get(&region_id).copied()?;
-        slot.set(region_id, version, k);
-        Some(k)
-    }
-
-    #[inline]
-    pub fn alloc(&self, size: u64, kind: AllocKind) -> Result<u64> {
-        self.alloc_for(size, kind, 0)
-    }
-
-    /// Allocation for the host range at `host` (reported to OMPT tools).
-    #[inline]
-    pub fn alloc_for(&self, size: u64, kind: AllocKind, host: usize) -> Result<u64> {
-        // One test for record/replay and tools (`env::slow`).
-        if !crate::base::fast_path::none() {
-            return self.alloc_hooked(size, kind, host);
-        }
-        self.plugin.alloc(self.plugin_device, size, kind)
-    }
-
-    /// [`Device::alloc_for`] when some hook may be on.
-    #[inline(never)]
-    fn alloc_hooked(&self, size: u64, kind: AllocKind, host: usize) -> Result<u64> {
-        // Kernel record/replay: device memory comes from one recorded block.
-        if let Some(p) = crate::openmp::record_replay::alloc(self, size, kind) {
-            return Ok(p);
-        }
-        if crate::tools::ompt::on() {
-            return self.alloc_traced(size, kind, host);
-        }
-        self.plugin.alloc(self.plugin_device, size, kind)
-    }
-
-    #[cold]
-    #[inline(never)]
-    fn alloc_traced(&self, size: u64, kind: AllocKind, host: usize) -> Result<u64> {
-        crate::tools::ompt::alloc(true, self.id, host, 0, size);
-        let r = self.plugin.alloc(self.plugin_device, size, kind);
-        crate::tools::ompt::alloc(false, self.id, host, *r.as_ref().unwrap_or(&0), size);
-        r
-    }
-
-    #[inline]
-    pub fn free(&self, ptr: u64, kind: AllocKind) -> Result<()> {
-        if !crate::base::fast_path::none() {
-            return self.free_hooked(ptr, kind);
-        }
-        self.plugin.free(self.plugin_device, ptr, kind)
-    }
-
-    /// [`Device::free`] when some hook may be on.
-    #[inline(never)]
-    fn free_hooked(&self, ptr: u64, kind: AllocKind) -> Result<()> {
-        if crate::openmp::record_replay::owns(self.id, ptr) {
-            return Ok(());
-        }
-        if crate::tools::ompt::on() {
-            return self.free_traced(ptr, kind);
-        }
-        self.plugin.free(self.plugin_device, ptr, kind)
-    }
-
-    #[cold]
-    #[inline(never)]
-    fn free_traced(&self, ptr: u64, kind: AllocKind) -> Result<()> {
-        crate::tools::ompt::delete(true, self.id, ptr);
-        let r = self.plugin.free(self.plugin_device, ptr, kind);
-        crate::tools::ompt::delete(false, self.id, ptr);
-        r
-    }
-
-    /// Host → device copy.
-    ///
-    /// # Safety
-    /// `[src, src+size)` must be readable host memory.
-    pub unsafe fn submit(&self, dst: u64, src: usize, size: u64) -> Result<()> {
-        if crate::tools::ompt::hooks() {
-            // SAFETY: forwarded contract.
-            return unsafe { self.copy_traced(true, dst, src, size) };
-        }
-        // SAFETY: forwarded contract.
-        unsafe { self.plugin.submit(self.plugin_device, dst, src, size) }
-    }
-
-    /// Device → host copy.
-    ///
-    /// # Safety
-    /// `[dst, dst+size)` must be writable host memory.
-    pub unsafe fn retrieve(&self, dst: usize, src: u64, size: u64) -> Result<()> {
-        if crate::tools::ompt::hooks() {
-            // SAFETY: forwarded contract.
-            return unsafe { self.copy_traced(false, src, dst, size) };
-        }
-        // SAFETY: forwarded contract.
-        unsafe { self.plugin.retrieve(self.plugin_device, dst, src, size) }
-    }
-
-    /// A copy with its OMPT callbacks and profile events (`to_device`:
-    /// host `host` → device `tgt`, else device `tgt` → host `host`).
-    ///
-    /// # Safety
-    /// As [`Device::submit`] / [`Device::retrieve`].
-    #[cold]
-    #[inline(never)]
-    unsafe fn copy_traced(&self, to_device: bool, tgt: u64, host: usize, size: u64) -> Result<()> {
-        if self.queued && crate::tools::profile::on() {
-            // SAFETY: forwarded contract.
-            return unsafe { self.copy_timed(to_device, tgt, host, size) };
-        }
-        let (r, ev) = self.traced_copy(to_device, tgt, host, size, |_| {
-            if to_device {
-                // SAFETY: forwarded contract.
-                unsafe { self.plugin.submit(self.plugin_device, tgt, host, size) }
-            } else {
-                // SAFETY: forwarded contract.
-                unsafe { self.plugin.retrieve(self.plugin_device, host, tgt, size) }
-            }
-        });
-        if let Some(ev) = ev {
-            ev.commit(None);
-        }
-        r
-    }
-
-    /// A synchronous copy while profiling on a plugin with queues: queued on
-    /// a pooled queue between two timing marks and waited for (as the plain
-    /// copy waits), so its profile event gets the device's times.
-    ///
-    /// # Safety
-    /// As [`Device::submit`] / [`Device::retrieve`].
-    #[cold]
-    #[inline(never)]
-    unsafe fn copy_timed(&self, to_device: bool, tgt: u64, host: usize, size: u64) -> Result<()> {
-        let (plugin, pd) = (self.plugin, self.plugin_device);
-        let mut token = None;
-        let (r, ev) = self.traced_copy(to_device, tgt, host, size, |_| {
-            let q = plugin.queue_acquire(pd)?;
-            token = plugin.timing_start(pd, q);
-            let r = if to_device {
-                // SAFETY: forwarded contract; the queue is synchronised before returning.
-                unsafe { plugin.submit_async(pd, tgt, host, size, q) }
-            } else {
-                // SAFETY: forwarded contract; the queue is synchronised before returning.
-                unsafe { plugin.retrieve_async(pd, host, tgt, size, q) }
-            };
-            if let Some(t) = token {
-                plugin.timing_stop(pd, q, t);
-            }
-            let s = plugin.queue_synchronize(pd, q);
-            plugin.queue_release(pd, q);
-            r.and(s)
-        });
-        if let Some(ev) = ev {
-            ev.commit(token.and_then(|t| plugin.timing_read(pd, t)));
-        }
-        r
-    }
-
-    /// The OMPT callbacks and profile event around `copy`, a copy of `size`
-    /// bytes as [`Device::copy_traced`]'s arguments describe it (for queued
-    /// copies too: `copy` is told whether a tool is on). Returns the copy's
-    /// result and, while profiling, its device-track event for the caller
-    /// to commit (with device times where it timed the copy).
-    #[inline]
-    pub(super) fn traced_copy(
-        &self,
-        to_device: bool,
-        tgt: u64,
-        host: usize,
-        size: u64,
-        copy: impl FnOnce(bool) -> Result<()>,
-    ) -> (Result<()>, Option<crate::tools::profile::DeviceEvent>) {
-        let ts = crate::tools::profile::start();
-        let tool = crate::tools::ompt::on();
-        let callback = |begin: bool| {
-            if to_device {
-                crate::tools::ompt::to_device(begin, self.id, host, tgt, size)
-            } else {
-                crate::tools::ompt::from_device(begin, self.id, tgt, host, size)
-            }
-        };
-        if tool {
-            callback(true);
-        }
-        let r = copy(tool);
-        if tool {
-            callback(false);
-        }
-        let ev =
-            if crate::tools::profile::on() { crate::tools::profile::copy(self.id, self.plugin.name(), to_device, size, ts) } else { None };
-        (r, ev)
-    }
-
-    /// Writes a pointer-sized value to device memory.
-    pub fn write_u64(&self, dst: u64, value: u64) -> Result<()> {
-        let v = value;
-        // SAFETY: `v` is a live local of 8 bytes.
-        unsafe { self.submit(dst, &v as *const u64 as usize, 8) }
-    }
-
-    /// Fork safety: the kernel map, the loaded-library map and the mapping table.
-    fn lock_for_fork(&'static self, held: &mut crate::base::fork::ForkLocks) -> bool {
-        held.write(&self.kernels) && held.mutex(&self.loaded_libs) && self.table.lock_for_fork(held)
-    }
-
-    pub(super) fn generation(&self) -> u64 {
-        self.loaded_generation.load(Ordering::Acquire)
+    /// Whether the device's memory is host memory that the runtime itself
+    /// reads and writes (the host plugin): pointers into it must be checked
+    /// before use, since nothing else would catch a bad one.
+    pub fn memory_is_host(&self) -> bool {
+        self.plugin.memory_is_host()
     }
 }
 
-/// Kernel handle recorded for an offload entry whose kernel the device image
-/// lacks (the host plugin's handles are addresses, the GPU plugins' are
-/// indices from 0: none is all ones).
-pub(crate) const MISSING_KERNEL: crate::plugins::KernelHandle = u64::MAX;
-
-/// Error for a launch of a kernel that was missing when its image was loaded.
-/// (22.1 launches the host's region id as if it were a kernel and crashes.)
-#[cold]
-pub fn missing_kernel(dev: &Device, name: &str) -> OffloadError {
-    OffloadError::MissingKernel { device: dev.id, name: name.into() }
+/// An append-only list of per-device values indexed by device number:
+/// look-ups take no lock (the hot path of every construct reads it: one
+/// load and a null test).
+pub struct DeviceList<T: 'static> {
+    /// Null until filled; a filled slot never changes (its value is leaked
+    /// for the rest of the process).
+    slots: [AtomicPtr<T>; MAX_DEVICES],
+    len: AtomicUsize,
+    /// Serialises filling (look-ups never take it).
+    filling: Mutex<()>,
 }
 
-/// Error for a kernel launch whose region id no loaded library knows.
-pub fn unknown_region(region_id: usize) -> OffloadError {
-    OffloadError::UnknownRegion(region_id)
-}
-
-/// Most devices one process can have (all plugins together).
-pub const MAX_DEVICES: usize = 256;
-
-/// The user-visible devices: append-only, so lookups need no lock
-/// (the hot path of every launch and data call reads it).
-pub struct DeviceList {
-    slots: Box<[std::sync::OnceLock<Arc<Device>>]>,
-    len: std::sync::atomic::AtomicUsize,
-    push: Mutex<()>,
-}
-
-impl Default for DeviceList {
+impl<T: 'static> Default for DeviceList<T> {
     fn default() -> Self {
-        DeviceList {
-            slots: (0..MAX_DEVICES).map(|_| std::sync::OnceLock::new()).collect(),
-            len: std::sync::atomic::AtomicUsize::new(0),
-            push: Mutex::new(()),
-        }
+        Self::new()
     }
 }
 
-impl DeviceList {
-    /// Number of devices.
+impl<T: 'static> DeviceList<T> {
+    pub const fn new() -> Self {
+        DeviceList {
+            slots: [const { AtomicPtr::new(std::ptr::null_mut()) }; MAX_DEVICES],
+            len: AtomicUsize::new(0),
+            filling: Mutex::new(()),
+        }
+    }
+
+    /// One past the highest number filled.
     #[inline]
     pub fn len(&self) -> usize {
         self.len.load(Ordering::Acquire)
     }
+
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
-    /// Device with user number `id`.
-    #[inline]
-    pub fn get(&self, id: usize) -> Option<&Arc<Device>> {
-        if id < self.len() { self.slots[id].get() } else { None }
+
+    /// The value of device `id`, if filled.
+    #[inline(always)]
+    pub fn get(&self, id: usize) -> Option<&'static T> {
+        let p = self.slots.get(id)?.load(Ordering::Acquire);
+        // SAFETY: a non-null slot holds a leaked `Box<T>` (see `get_or_init`), never freed or changed.
+        (!p.is_null()).then(|| unsafe { &*p })
     }
-    /// Appends a device built from its user number; `None` when full.
-    pub fn push_with(&self, make: impl FnOnce(usize) -> Device) -> Option<usize> {
-        let _guard = self.push.lock();
-        let id = self.len();
+
+    /// The value of device `id`, made by `make` if it has none yet (values
+    /// live until the process ends). `None` past [`MAX_DEVICES`].
+    pub fn get_or_init(&self, id: usize, make: impl FnOnce() -> T) -> Option<&'static T> {
         let slot = self.slots.get(id)?;
-        let _ = slot.set(Arc::new(make(id)));
-        self.len.store(id + 1, Ordering::Release);
+        if let Some(v) = self.get(id) {
+            return Some(v);
+        }
+        let _one_at_a_time = self.filling.lock();
+        if let Some(v) = self.get(id) {
+            return Some(v);
+        }
+        let v: &'static T = Box::leak(Box::new(make()));
+        slot.store(v as *const T as *mut T, Ordering::Release);
+        self.len.fetch_max(id + 1, Ordering::AcqRel);
+        Some(v)
+    }
+
+    /// Every filled value in device order.
+    pub fn all(&self) -> Vec<&'static T> {
+        (0..self.len()).filter_map(|i| self.get(i)).collect()
+    }
+
+    /// Fork participation: the filling lock.
+    pub fn lock_for_fork(&'static self, held: &mut ForkLocks) -> bool {
+        held.mutex(&self.filling)
+    }
+}
+
+/// The plugins and their devices. Devices get numbers in the order they
+/// are exposed: OpenMP exposes a device when an image for it registers (or
+/// at `__tgt_init_all_rtls`), liboffload exposes all at `olInit`; both see
+/// one numbering.
+pub struct Registry {
+    plugins: Vec<&'static dyn Plugin>,
+    /// Per plugin, once initialised: for each of its devices, its number
+    /// once exposed.
+    plugin_devices: Mutex<Vec<Option<Vec<Option<usize>>>>>,
+    /// Held while exposing, so numbers are given out one at a time.
+    expose_lock: Mutex<()>,
+}
+
+static REGISTRY: LazyLock<Registry> = LazyLock::new(Registry::new);
+/// The exposed devices, by number (outside the registry's lazy
+/// initialisation: a look-up is one array index).
+static DEVICES: DeviceList<Device> = DeviceList::new();
+
+/// Device `id`, if exposed (without initialising anything).
+#[inline(always)]
+pub fn get(id: usize) -> Option<&'static Device> {
+    DEVICES.get(id)
+}
+
+/// The plugins and devices of the process, created on first use (creating a
+/// plugin touches no driver).
+#[inline]
+pub fn registry() -> &'static Registry {
+    &REGISTRY
+}
+
+impl Participant for Registry {
+    fn before_fork(&'static self) {
+        record_memory::before_fork();
+    }
+
+    fn lock_for_fork(&'static self, held: &mut ForkLocks) -> bool {
+        held.mutex(&self.expose_lock)
+            && held.mutex(&self.plugin_devices)
+            && DEVICES.lock_for_fork(held)
+            && memory::lock_for_fork(held)
+            && record_memory::lock_for_fork(held)
+            && program::lock_for_fork(held)
+            && work_queue::lock_for_fork(held)
+            && self.plugins.iter().all(|p| p.lock_for_fork(held))
+    }
+
+    fn forked_child(&'static self) {
+        for p in &self.plugins {
+            p.forked_child();
+        }
+        work_queue::forked_child();
+    }
+}
+
+impl Registry {
+    fn new() -> Self {
+        // LLVM's plugin order in this build: host, CUDA, AMDGPU.
+        let host: &'static dyn Plugin = Box::leak(Box::new(HostPlugin::default()));
+        let cuda: &'static dyn Plugin = Box::leak(Box::new(CudaPlugin::default()));
+        let amdgpu: &'static dyn Plugin = Box::leak(Box::new(AmdgpuPlugin::default()));
+        let plugins = vec![host, cuda, amdgpu];
+        Registry { plugin_devices: Mutex::new(vec![None; plugins.len()]), plugins, expose_lock: Mutex::new(()) }
+    }
+
+    /// Joins the fork handlers' set (called by each face when it starts).
+    pub fn join_fork_handlers(&'static self) {
+        crate::base::fork::register(self);
+    }
+
+    /// The plugins, in LLVM's order.
+    pub fn plugins(&self) -> &[&'static dyn Plugin] {
+        &self.plugins
+    }
+
+    /// Number of devices exposed so far.
+    #[inline]
+    pub fn len(&self) -> usize {
+        DEVICES.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        DEVICES.is_empty()
+    }
+
+    /// Device `id`, if exposed.
+    #[inline]
+    pub fn get(&self, id: usize) -> Option<&'static Device> {
+        DEVICES.get(id)
+    }
+
+    /// Every exposed device in number order.
+    pub fn all(&self) -> Vec<&'static Device> {
+        DEVICES.all()
+    }
+
+    /// Initialises a plugin (once) and returns its number of devices.
+    pub fn plugin_device_count(&self, plugin_index: usize) -> usize {
+        let mut pd = self.plugin_devices.lock();
+        self.plugin_slots(&mut pd, plugin_index).len()
+    }
+
+    fn plugin_slots<'a>(&self, pd: &'a mut [Option<Vec<Option<usize>>>], plugin_index: usize) -> &'a mut Vec<Option<usize>> {
+        pd[plugin_index].get_or_insert_with(|| {
+            let plugin = self.plugins[plugin_index];
+            let n = plugin.number_of_devices();
+            crate::debug!("plugin {} initialised with {n} devices", plugin.name());
+            vec![None; n]
+        })
+    }
+
+    /// The number of a plugin's device, if it is exposed already.
+    pub fn exposed(&self, plugin_index: usize, device: usize) -> Option<usize> {
+        self.plugin_devices.lock()[plugin_index].as_ref().and_then(|s| s.get(device).copied().flatten())
+    }
+
+    /// Exposes a plugin's device as the next device (once) and returns its number.
+    pub fn expose(&self, plugin_index: usize, device: usize) -> Option<usize> {
+        let _one_at_a_time = self.expose_lock.lock();
+        let mut pd = self.plugin_devices.lock();
+        let slots = self.plugin_slots(&mut pd, plugin_index);
+        let slot = slots.get_mut(device)?;
+        if let Some(id) = *slot {
+            return Some(id);
+        }
+        let plugin = self.plugins[plugin_index];
+        let id = DEVICES.len();
+        let dev = DEVICES.get_or_init(id, || Device::new(id, plugin, device))?;
+        *slot = Some(id);
+        drop(pd);
+        plugin.device_exposed(device, id);
+        crate::tools::ompt::device_initialize(id, dev as *const Device as usize, plugin, device);
+        crate::debug!("plugin {} device {device} is device {id}", plugin.name());
         Some(id)
     }
-    /// Fork safety: the list's lock and every device's locks (see [`super::fork`]).
-    pub fn lock_for_fork(&'static self, held: &mut crate::base::fork::ForkLocks) -> bool {
-        held.mutex(&self.push) && (0..self.len()).filter_map(|i| self.slots[i].get()).all(|d| d.lock_for_fork(held))
+
+    /// Initialises a plugin and exposes all its devices.
+    pub fn expose_all(&self, plugin_index: usize) -> Vec<usize> {
+        let n = self.plugin_device_count(plugin_index);
+        (0..n).filter_map(|d| self.expose(plugin_index, d)).collect()
     }
-    /// All devices in user-number order.
-    pub fn all(&self) -> Vec<Arc<Device>> {
-        (0..self.len()).filter_map(|i| self.slots[i].get().cloned()).collect()
+
+    /// Every plugin initialised (drivers included) and every device
+    /// exposed, in plugin order: each plugin's devices (empty when it has
+    /// none).
+    pub fn expose_every_device(&self) -> Vec<Vec<&'static Device>> {
+        (0..self.plugins.len()).map(|pi| self.expose_all(pi).into_iter().filter_map(|id| self.get(id)).collect()).collect()
+    }
+
+    /// Frees memory the plugins keep for reuse (the OpenMP runtime's last deinit).
+    pub fn release_cached(&self) {
+        self.plugins.iter().for_each(|p| p.release_cached());
     }
 }

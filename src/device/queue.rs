@@ -1,58 +1,81 @@
-//! The asynchronous context of one construct (22.1's `AsyncInfoTy`): the
-//! device queue that the construct's copies and launch go to, and the
-//! clean-up that has to wait until they completed (entry removal after
-//! copy-back, private buffers, shadow-pointer restores).
+//! The in-order work of one user of a device (22.1's `AsyncInfoTy`, minus
+//! what is OpenMP's): the plugin queue that copies and launches go to, and
+//! the clean-up that has to wait until they completed (private buffers,
+//! values a queued copy reads, profile events waiting for device times).
 //!
 //! Devices whose plugin has no queues (the host plugin) never acquire one:
 //! every operation completes before it returns and clean-up runs at once, so
-//! the context costs one branch per operation there. On GPU plugins the
-//! queue is taken on first use and synchronised once at the end of the
-//! construct, or for `nowait` handed to the OpenMP task and completed by
-//! `__tgt_target_nowait_query`.
+//! a queue costs one branch per operation there. On GPU plugins the plugin
+//! queue is taken on first use and synchronised (or queried) by the owner.
+//! OpenMP constructs wrap one per construct (`crate::openmp::async_info`);
+//! liboffload's queues run one on their host thread (`super::work_queue`).
 
+use super::Device;
 use crate::base::error::Result;
-use crate::base::libomp;
-use crate::device::Device;
-use crate::openmp::data::{self, EndQueue};
-use crate::plugins::{AllocKind, EventHandle, LaunchDims, QueueHandle};
+use crate::plugins::{AllocKind, EventHandle, KernelHandle, LaunchDims, QueueHandle};
 
 /// Work to do once the queue has completed.
 #[derive(Debug)]
 enum Post {
-    /// `targetDataEnd` post-processing: shadow restores and removals.
-    FinishEnd(EndQueue),
     /// A device buffer the queued work used (private copies).
     Free(u64),
-    /// A host pointer to restore after a copy back (`target update from`).
-    WriteHost(usize, u64),
     /// A value whose address a queued copy reads.
     Keep(#[allow(dead_code)] Box<u64>),
     /// A profile event waiting for the device times of its timing token.
     Profile(Box<crate::tools::profile::DeviceEvent>, u64),
 }
 
-/// One construct's asynchronous context on one device.
+/// What the tools are told of a launch (OMPT's submit callback, the
+/// profile's kernel event).
+#[derive(Debug, Clone, Copy)]
+pub struct LaunchReport<'a> {
+    pub name: &'a str,
+    pub num_teams: [u32; 3],
+    pub thread_limit: [u32; 3],
+    pub nargs: usize,
+    pub tripcount: u64,
+}
+
+/// One user's in-order work on one device.
 #[derive(Debug)]
-pub struct AsyncInfo {
+pub struct Queue {
     pub dev: &'static Device,
     queue: Option<QueueHandle>,
     post: Vec<Post>,
 }
 
-impl AsyncInfo {
-    /// A context for work on `dev`; nothing is acquired yet.
+impl Queue {
+    /// A queue for work on `dev`; nothing is acquired yet.
     #[inline]
     pub fn new(dev: &'static Device) -> Self {
-        AsyncInfo { dev, queue: None, post: Vec::new() }
+        Queue { dev, queue: None, post: Vec::new() }
     }
 
-    /// Whether operations of this context are queued (the plugin has queues).
+    /// Whether operations are queued (the plugin has queues).
     #[inline]
     pub fn queued(&self) -> bool {
         self.dev.queued
     }
 
-    /// The queue, taken from the plugin on first use.
+    /// Whether nothing is queued or deferred: no plugin queue taken, no clean-up pending.
+    #[inline(always)]
+    pub fn is_idle(&self) -> bool {
+        self.queue.is_none() && self.post.is_empty()
+    }
+
+    /// Whether a plugin queue is held (work may be in flight).
+    #[inline(always)]
+    pub fn holds_queue(&self) -> bool {
+        self.queue.is_some()
+    }
+
+    /// Whether the queue owns nothing that needs dropping (the caller may forget it).
+    #[inline(always)]
+    pub fn owns_nothing(&self) -> bool {
+        self.queue.is_none() && self.post.capacity() == 0
+    }
+
+    /// The plugin queue, taken on first use.
     fn queue(&mut self) -> Result<QueueHandle> {
         if let Some(q) = self.queue {
             return Ok(q);
@@ -62,10 +85,16 @@ impl AsyncInfo {
         Ok(q)
     }
 
+    /// The plugin queue's handle for foreign code (interop `targetsync`).
+    pub fn native(&mut self) -> Result<Option<usize>> {
+        let q = self.queue()?;
+        Ok(self.dev.plugin.queue_native(self.dev.plugin_device, q))
+    }
+
     /// Host → device copy, queued where the plugin queues.
     ///
     /// # Safety
-    /// `[src, src+size)` stays readable until the context completes.
+    /// `[src, src+size)` stays readable until the queue completes.
     #[inline(always)]
     pub unsafe fn submit(&mut self, dst: u64, src: usize, size: u64) -> Result<()> {
         if !self.queued() {
@@ -84,7 +113,7 @@ impl AsyncInfo {
     /// Device → host copy, queued where the plugin queues.
     ///
     /// # Safety
-    /// `[dst, dst+size)` stays writable and unread until the context completes.
+    /// `[dst, dst+size)` stays writable and unread until the queue completes.
     #[inline(always)]
     pub unsafe fn retrieve(&mut self, dst: usize, src: u64, size: u64) -> Result<()> {
         if !self.queued() {
@@ -105,7 +134,7 @@ impl AsyncInfo {
     /// profiling, the copy is timed on the device where the plugin can.
     ///
     /// # Safety
-    /// As [`AsyncInfo::submit`] / [`AsyncInfo::retrieve`].
+    /// As [`Queue::submit`] / [`Queue::retrieve`].
     #[cold]
     #[inline(never)]
     unsafe fn copy_traced(&mut self, to_device: bool, tgt: u64, host: usize, size: u64, q: QueueHandle) -> Result<()> {
@@ -136,10 +165,10 @@ impl AsyncInfo {
     }
 
     /// Profiling: starts timing the next operation on the device (a token
-    /// for [`AsyncInfo::timing_stop`] and [`AsyncInfo::profile_after`]);
-    /// `None` where the plugin has no queue or no device timing.
+    /// for [`Queue::timing_stop`] and [`Queue::profile_after`]); `None`
+    /// where the plugin has no queue or no device timing.
     #[cold]
-    pub fn timing_start(&mut self) -> Option<u64> {
+    fn timing_start(&mut self) -> Option<u64> {
         if !self.queued() {
             return None;
         }
@@ -147,9 +176,9 @@ impl AsyncInfo {
         self.dev.plugin.timing_start(self.dev.plugin_device, q)
     }
 
-    /// Ends the span [`AsyncInfo::timing_start`] began (after the operation was queued).
+    /// Ends the span [`Queue::timing_start`] began (after the operation was queued).
     #[cold]
-    pub fn timing_stop(&mut self, token: u64) {
+    fn timing_stop(&mut self, token: u64) {
         if let Some(q) = self.queue {
             self.dev.plugin.timing_stop(self.dev.plugin_device, q, token);
         }
@@ -157,10 +186,9 @@ impl AsyncInfo {
 
     /// Writes a profile device event: at once with host times when it was
     /// not timed on the device, else once the queue completed (no wait is
-    /// added: the construct's own synchronisation, or the query of a
-    /// `nowait` task that finds it complete, writes it).
+    /// added: the owner's own synchronisation writes it).
     #[cold]
-    pub fn profile_after(&mut self, ev: crate::tools::profile::DeviceEvent, token: Option<u64>) {
+    fn profile_after(&mut self, ev: crate::tools::profile::DeviceEvent, token: Option<u64>) {
         match token {
             Some(t) if self.queue.is_some() => self.post.push(Post::Profile(Box::new(ev), t)),
             _ => ev.commit(None),
@@ -168,7 +196,7 @@ impl AsyncInfo {
     }
 
     /// Writes a pointer-sized value to device memory (the value is kept
-    /// alive by the context while the copy is queued).
+    /// alive by the queue while the copy is in flight).
     pub fn write_u64(&mut self, dst: u64, value: u64) -> Result<()> {
         if !self.queued() {
             return self.dev.write_u64(dst, value);
@@ -176,12 +204,13 @@ impl AsyncInfo {
         let boxed = Box::new(value);
         let src = &*boxed as *const u64 as usize;
         self.post.push(Post::Keep(boxed));
-        // SAFETY: the box lives in `post` until the context completes.
+        // SAFETY: the box lives in `post` until the queue completes.
         unsafe { self.submit(dst, src, 8) }
     }
 
-    /// Launches a kernel after the work queued so far.
-    pub fn launch(&mut self, kernel: crate::plugins::KernelHandle, name: &str, args: &[u64], dims: &LaunchDims) -> Result<()> {
+    /// Launches a kernel after the work queued so far (no tool is told).
+    #[inline]
+    pub fn launch(&mut self, kernel: KernelHandle, name: &str, args: &[u64], dims: &LaunchDims) -> Result<()> {
         if !self.queued() {
             return self.dev.plugin.launch(self.dev.plugin_device, kernel, name, args, dims);
         }
@@ -189,7 +218,48 @@ impl AsyncInfo {
         self.dev.plugin.launch_async(self.dev.plugin_device, kernel, name, args, dims, q)
     }
 
-    /// Frees a device buffer when the context completes (private copies a
+    /// A launch the tools are told of: OMPT's submit callbacks around it
+    /// (after its completion when the tool wants device end times) and the
+    /// profile's kernel event (timed on the device where the plugin can).
+    #[cold]
+    #[inline(never)]
+    pub fn launch_reported(&mut self, kernel: KernelHandle, args: &[u64], dims: &LaunchDims, report: &LaunchReport<'_>) -> Result<()> {
+        let dev = self.dev;
+        let ts = crate::tools::profile::start();
+        let tool = crate::tools::ompt::on();
+        let prof = crate::tools::profile::on();
+        if tool {
+            crate::tools::ompt::submit(true, dev.id, report.num_teams[0]);
+        }
+        let token = if prof { self.timing_start() } else { None };
+        let mut r = self.launch(kernel, report.name, args, dims);
+        if let Some(t) = token {
+            self.timing_stop(t);
+        }
+        if tool {
+            if r.is_ok() && crate::tools::ompt::wait_queued(dev.id) {
+                // A traced kernel's end time is its completion.
+                r = self.drain();
+            }
+            crate::tools::ompt::submit(false, dev.id, report.num_teams[0]);
+        }
+        if prof {
+            let l = crate::tools::profile::Launch {
+                name: report.name,
+                num_teams: report.num_teams,
+                thread_limit: report.thread_limit,
+                grid: dev.plugin.launched_grid(dev.plugin_device, kernel, dims),
+                nargs: report.nargs,
+                tripcount: report.tripcount,
+            };
+            if let Some(ev) = crate::tools::profile::kernel(dev.id, dev.plugin.name(), &l, ts) {
+                self.profile_after(ev, token);
+            }
+        }
+        r
+    }
+
+    /// Frees a device buffer when the queue completes (private copies a
     /// launch reads).
     pub fn free_after_launch(&mut self, ptr: u64) {
         self.post.push(Post::Free(ptr));
@@ -205,28 +275,6 @@ impl AsyncInfo {
         }
     }
 
-    /// Runs `targetDataEnd`'s post-processing once the copies back landed.
-    /// The caller's queue is taken only when it has to wait: the common case
-    /// does not copy it (~140 bytes inline).
-    #[inline]
-    pub fn finish_end_queue(&mut self, post: &mut EndQueue) -> Result<()> {
-        if self.queue.is_some() {
-            self.post.push(Post::FinishEnd(std::mem::take(post)));
-            Ok(())
-        } else {
-            data::finish_end_items(self.dev, post)
-        }
-    }
-
-    /// Restores a host pointer once the copy back that overwrote it landed.
-    pub fn write_host_after(&mut self, addr: usize, value: u64) {
-        if self.queue.is_some() {
-            self.post.push(Post::WriteHost(addr, value));
-        } else {
-            data::write_host_ptr(addr, value);
-        }
-    }
-
     /// Records an event after the work queued so far (None without a queue).
     pub fn record_event(&mut self) -> Result<Option<EventHandle>> {
         match self.queue {
@@ -235,8 +283,8 @@ impl AsyncInfo {
         }
     }
 
-    /// Makes this context's later work wait for `event` (another context's
-    /// copy into a mapping this one now uses).
+    /// Makes this queue's later work wait for `event` (of another queue of
+    /// the same device).
     pub fn wait_event(&mut self, event: EventHandle) -> Result<()> {
         if !self.queued() {
             return Ok(());
@@ -245,9 +293,8 @@ impl AsyncInfo {
         self.dev.plugin.event_wait(self.dev.plugin_device, event, q)
     }
 
-    /// Waits for the work queued so far, keeping the queue and leaving the
-    /// clean-up for [`AsyncInfo::synchronize`] (kernel record/replay takes
-    /// its memory snapshots between the copies and the launch).
+    /// Waits for the work queued so far, keeping the plugin queue and
+    /// leaving the clean-up for [`Queue::synchronize`].
     pub fn drain(&mut self) -> Result<()> {
         match self.queue {
             Some(q) => self.dev.plugin.queue_synchronize(self.dev.plugin_device, q),
@@ -255,8 +302,9 @@ impl AsyncInfo {
         }
     }
 
-    /// Waits for the queued work and runs the clean-up. Every clean-up step
-    /// runs even after a failure; the first error is returned.
+    /// Waits for the queued work, gives the plugin queue back and runs the
+    /// clean-up. Every clean-up step runs even after a failure; the first
+    /// error is returned.
     pub fn synchronize(&mut self) -> Result<()> {
         let r = match self.queue {
             Some(q) => {
@@ -284,47 +332,6 @@ impl AsyncInfo {
         self.run_post(r).map(|_| true)
     }
 
-    /// Ends a construct: waits for its work, or, for `nowait` with work in
-    /// flight, hands the context to the running OpenMP task (libomp's target
-    /// async handle), whose `__tgt_target_nowait_query` calls complete it.
-    #[inline]
-    pub fn finish(self, nowait: bool) -> Result<()> {
-        // Nothing queued, nothing deferred: the common case on the host plugin.
-        if self.queue.is_none() && self.post.is_empty() {
-            if self.post.capacity() == 0 {
-                // Nothing owned either: skip the drop glue (an out-of-line
-                // call of ~20 instructions on every construct).
-                std::mem::forget(self);
-            }
-            return Ok(());
-        }
-        self.finish_slow(nowait)
-    }
-
-    fn finish_slow(mut self, nowait: bool) -> Result<()> {
-        if nowait
-            && self.queue.is_some()
-            && let Some(slot) = libomp::target_async_handle_slot()
-        {
-            let dev_id = self.dev.id;
-            let pending = Box::into_raw(Box::new(Pending { tag: PENDING_TAG, info: self }));
-            // SAFETY: libomp's slot of the running task; it is NULL (checked by `target_async_handle_slot`) and the task keeps it until it completes.
-            unsafe { *slot = pending.cast() };
-            crate::debug!("device {}: nowait work parked in the target task ({:p})", dev_id, pending);
-            return Ok(());
-        }
-        // 22.1's scope for a construct's wait (only where there is one to wait for).
-        let prof = crate::tools::profile::on();
-        if prof {
-            crate::tools::profile::begin("Runtime: synchronize", &|| String::new());
-        }
-        let r = self.synchronize();
-        if prof {
-            crate::tools::profile::end();
-        }
-        r
-    }
-
     fn release_queue(&mut self, q: QueueHandle) {
         self.queue = None;
         self.dev.plugin.queue_release(self.dev.plugin_device, q);
@@ -337,12 +344,7 @@ impl AsyncInfo {
         let mut result = queued;
         for p in std::mem::take(&mut self.post) {
             let r = match p {
-                Post::FinishEnd(end) => data::finish_end(self.dev, end),
                 Post::Free(ptr) => self.dev.free(ptr, AllocKind::Default),
-                Post::WriteHost(addr, value) => {
-                    data::write_host_ptr(addr, value);
-                    Ok(())
-                }
                 Post::Keep(_) => Ok(()),
                 Post::Profile(ev, token) => {
                     ev.commit(self.dev.plugin.timing_read(self.dev.plugin_device, token));
@@ -357,73 +359,13 @@ impl AsyncInfo {
     }
 }
 
-impl Drop for AsyncInfo {
-    /// A context dropped unfinished (an error path) still waits for its work
+impl Drop for Queue {
+    /// A queue dropped unfinished (an error path) still waits for its work
     /// and frees its buffers, so no queued copy outlives the memory it names.
     #[inline]
     fn drop(&mut self) {
-        if self.queue.is_some() || !self.post.is_empty() {
+        if !self.is_idle() {
             let _ = self.synchronize();
         }
     }
-}
-
-const PENDING_TAG: u64 = 0x6f6d_7074_7461_736b;
-
-/// A `nowait` construct's context parked in an OpenMP task's handle slot.
-struct Pending {
-    tag: u64,
-    info: AsyncInfo,
-}
-
-/// Outcome of [`query_task_handle`].
-#[derive(Debug, PartialEq, Eq)]
-pub enum TaskQuery {
-    /// Work still in flight; the handle stays.
-    Pending,
-    /// Completed (clean-up done); the handle was freed and cleared.
-    Done,
-    /// The handle is not one of ours.
-    Invalid,
-}
-
-/// `__tgt_target_nowait_query` for a non-NULL handle: polls the parked
-/// context; after many polls on one thread without progress it waits
-/// instead (22.1 switches to blocking synchronisation the same way).
-pub fn query_task_handle(slot: &mut *mut core::ffi::c_void) -> Result<TaskQuery> {
-    thread_local! {
-        static POLLS: std::cell::Cell<u32> = const { std::cell::Cell::new(0) };
-    }
-    const BLOCK_AFTER: u32 = 64;
-    let p = *slot as *mut Pending;
-    if !(p as usize).is_multiple_of(align_of::<Pending>()) {
-        return Ok(TaskQuery::Invalid);
-    }
-    // SAFETY: a non-NULL, aligned handle stored by `AsyncInfo::finish`; the tag is checked before anything else is read.
-    if unsafe { (*p).tag } != PENDING_TAG {
-        return Ok(TaskQuery::Invalid);
-    }
-    // SAFETY: checked above; the task owns the handle and queries it from one thread at a time.
-    let pending = unsafe { &mut *p };
-    let polls = POLLS.with(|c| c.get());
-    let done = if polls >= BLOCK_AFTER { pending.info.synchronize().map(|_| true) } else { pending.info.query() };
-    let done = match done {
-        Ok(d) => d,
-        Err(e) => {
-            // SAFETY: created by Box::into_raw in `finish`; freed once, here.
-            drop(unsafe { Box::from_raw(p) });
-            *slot = core::ptr::null_mut();
-            return Err(e);
-        }
-    };
-    if !done {
-        POLLS.with(|c| c.set(polls + 1));
-        return Ok(TaskQuery::Pending);
-    }
-    POLLS.with(|c| c.set(polls / 2));
-    crate::debug!("device {}: parked nowait work completed", pending.info.dev.id);
-    // SAFETY: created by Box::into_raw in `finish`; freed once, here.
-    drop(unsafe { Box::from_raw(p) });
-    *slot = core::ptr::null_mut();
-    Ok(TaskQuery::Done)
 }

@@ -1,10 +1,9 @@
 //! liboffload: LLVM 22.1's language-neutral `ol*` C API (`OffloadAPI.h`,
-//! `libLLVMOffload.so.22.1`) over the same runtime devices and plugins the
-//! OpenMP entry points use. The library exports both APIs; a program linked
+//! `libLLVMOffload.so.22.1`) over the device layer the OpenMP side uses too
+//! (one set of devices, one allocation table). The library exports both APIs; a program linked
 //! against LLVM's liboffload loads it through the `libLLVMOffload.so.22.1`
-//! name build.rs links next to it (README, "liboffload").
+//! name build.rs links next to it (docs/liboffload.md).
 //!
-//! - [`api`]: the one declaration list that generates the 70 exports.
 //! - [`imp`]: the inner code of every entry point (safe Rust over checked pointers).
 //! - [`handles`], [`devices`], [`info`], [`error`], [`types`]: objects
 //!   behind the handles, discovery and info queries, `ol_result_t`, C types.
@@ -43,19 +42,30 @@ pub(crate) fn init_count() -> &'static AtomicUsize {
     &INIT_COUNT
 }
 
-/// Before `fork` (runtime/fork.rs), outside the lock loop: `OFFLOAD_TRACE`
-/// is read now if it was not, so that no child inherits its one-time
-/// initialisation half done (it would wait for it forever).
-pub(crate) fn before_fork() {
-    tracing();
+/// The `ol*` layer's part in the fork handlers (`base::fork`): every lock
+/// of the handle tables, the registration table and the interned error
+/// records, and the lock held while the device list is created.
+struct ForkPart;
+
+impl crate::base::fork::Participant for ForkPart {
+    fn before_fork(&'static self) {
+        // `OFFLOAD_TRACE` is read now if it was not, so that no child
+        // inherits its one-time initialisation half done.
+        tracing();
+    }
+
+    fn lock_for_fork(&'static self, held: &mut crate::base::fork::ForkLocks) -> bool {
+        handles::lock_for_fork(held) && devices::lock_for_fork(held) && imp::lock_for_fork(held) && error::lock_for_fork(held)
+    }
 }
 
-/// Fork safety (runtime/fork.rs, issue 14): every lock of the `ol*` layer,
-/// all or none: the handle table with each live program's symbol table, the
-/// allocation and registration tables, the interned error records, and the
-/// locks held while the device list and the CPU description are created.
-pub(crate) fn lock_for_fork(held: &mut crate::base::fork::ForkLocks) -> bool {
-    handles::lock_for_fork(held) && imp::lock_for_fork(held) && error::lock_for_fork(held) && devices::lock_for_fork(held)
+/// Joins the fork handlers (with the device layer), once.
+pub(crate) fn join_fork_handlers() {
+    static JOINED: std::sync::Once = std::sync::Once::new();
+    JOINED.call_once(|| {
+        crate::device::registry().join_fork_handlers();
+        crate::base::fork::register(&ForkPart);
+    });
 }
 
 /// The boundary of every `ol*` export: the `OL_ERRC_UNINITIALIZED` check,
@@ -78,11 +88,7 @@ pub fn entry(name: &'static str, args: impl FnOnce(&mut String, bool), body: imp
     let result = match catch_unwind(AssertUnwindSafe(body)) {
         Ok(r) => r,
         Err(panic) => {
-            let msg = panic
-                .downcast_ref::<&str>()
-                .map(|s| s.to_string())
-                .or_else(|| panic.downcast_ref::<String>().cloned())
-                .unwrap_or_else(|| "unknown panic".into());
+            let msg = crate::base::guard::panic_message(&*panic);
             Err(OlError { code: errc::UNKNOWN, details: format!("internal error in {name}: {msg}") })
         }
     };

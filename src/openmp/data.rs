@@ -7,14 +7,14 @@
 //! (`PTR_AND_OBJ` bases, shadow-pointer restoration).
 
 use super::Runtime;
-use super::mapping::{Found, Insert, Lookup, MapEntry, Seen, Shadow, ShardReader};
+use super::async_info::AsyncInfo;
+use super::device::OmpDevice;
+use super::mapping::{Found, Insert, Lookup, MapEntry, Seen, Shadow, ShardGuard, ShardReader};
 use crate::abi::MapType;
 use crate::abi::mapper::MapperComponents;
 use crate::base::config::info;
 use crate::base::diag::{self, ptr};
 use crate::base::error::{OffloadError, Result};
-use crate::device::Device;
-use crate::device::queue::AsyncInfo;
 use crate::plugins::AllocKind;
 use std::sync::Arc;
 
@@ -150,7 +150,7 @@ fn refcount_str(c: u64) -> String {
 
 /// `getTargetPointer`: find or create the mapping of `[begin, +size)`.
 /// `Ok(None)` is LLVM's NULL result (message already printed).
-fn get_target_pointer(rt: &Runtime, dev: &Device, g: &GetTarget, q: &mut AsyncInfo) -> Result<Option<TargetPointer>> {
+fn get_target_pointer(rt: &Runtime, dev: &OmpDevice, g: &GetTarget, q: &mut AsyncInfo) -> Result<Option<TargetPointer>> {
     // Reuse decision and count update happen under the table's read lock.
     let reuse = |e: &Arc<MapEntry>| {
         if g.update_ref {
@@ -268,7 +268,7 @@ fn get_target_pointer(rt: &Runtime, dev: &Device, g: &GetTarget, q: &mut AsyncIn
 
 /// Allocates and inserts a new entry (under the table's write lock, so two
 /// threads mapping the same new range agree on one entry).
-fn create_entry(dev: &Device, g: &GetTarget, seen: Seen, q: &mut AsyncInfo) -> Result<TargetPointer> {
+fn create_entry(dev: &OmpDevice, g: &GetTarget, seen: Seen, q: &mut AsyncInfo) -> Result<TargetPointer> {
     // Allocate and fill the device copy before the entry exists: nobody else
     // can see it yet, and the write lock below then only guards the insert.
     let alloc = dev.alloc_for(g.padding + g.size, AllocKind::Default, g.begin)?;
@@ -457,6 +457,27 @@ fn read_host_ptr(addr: usize) -> usize {
 }
 
 /// Writes a pointer value back to host address `addr` (shadow restore).
+/// Restores a host pointer once the copy back that overwrote it landed.
+pub(crate) fn write_host_after(q: &mut AsyncInfo, addr: usize, value: u64) {
+    let _ = q.after(move || {
+        write_host_ptr(addr, value);
+        Ok(())
+    });
+}
+
+/// Runs `targetDataEnd`'s post-processing once the copies back landed. The
+/// caller's queue is taken only when it has to wait: the common case does
+/// not copy it (~140 bytes inline).
+#[inline]
+pub fn finish_end_queue(q: &mut AsyncInfo, post: &mut EndQueue) -> Result<()> {
+    if q.holds_queue() {
+        let (dev, taken) = (q.dev, std::mem::take(post));
+        q.after(move || finish_end(dev, taken))
+    } else {
+        finish_end_items(q.dev, post)
+    }
+}
+
 pub(crate) fn write_host_ptr(addr: usize, value: u64) {
     if addr == 0 || !addr.is_multiple_of(align_of::<usize>()) {
         return;
@@ -468,7 +489,7 @@ pub(crate) fn write_host_ptr(addr: usize, value: u64) {
 /// `targetDataBegin`. `args[i].base` is rewritten for `RETURN_PARAM` entries.
 pub fn data_begin(
     rt: &Runtime,
-    dev: &Device,
+    dev: &OmpDevice,
     args: &mut [MapArg],
     from_mapper: bool,
     st: &mut BeginState,
@@ -614,7 +635,7 @@ const BEGIN_FAST_BITS: u64 =
 /// must decide (partial overlaps, unified shared memory), which then looks
 /// the item up again.
 #[inline]
-fn begin_fast(rt: &Runtime, dev: &Device, a: &MapArg, st: &mut BeginState, q: &mut AsyncInfo) -> Result<Option<u64>> {
+fn begin_fast(rt: &Runtime, dev: &OmpDevice, a: &MapArg, st: &mut BeginState, q: &mut AsyncInfo) -> Result<Option<u64>> {
     let size = a.size as u64;
     let hold = a.ty.any(MapType::OMPX_HOLD);
     let implicit = a.ty.any(MapType::IMPLICIT);
@@ -674,7 +695,7 @@ const END_FAST_BITS: u64 = MapType::TO
 /// the entry for [`finish_end`]. Returns false when the item is not mapped
 /// and the general path must decide.
 #[inline]
-fn end_fast(dev: &Device, a: &MapArg, post: &mut EndQueue, q: &mut AsyncInfo) -> Result<bool> {
+fn end_fast(dev: &OmpDevice, a: &MapArg, post: &mut EndQueue, q: &mut AsyncInfo) -> Result<bool> {
     let size = a.size as u64;
     let t = a.ty;
     let (hold, force_delete) = (t.any(MapType::OMPX_HOLD), t.any(MapType::DELETE));
@@ -725,14 +746,14 @@ fn null_pointer(present: bool) -> OffloadError {
 
 /// Processes the deferred ATTACH entries of a construct (§6.8).
 #[inline]
-pub fn process_attach(dev: &Device, st: &BeginState, q: &mut AsyncInfo) -> Result<()> {
+pub fn process_attach(dev: &OmpDevice, st: &BeginState, q: &mut AsyncInfo) -> Result<()> {
     if st.attach.is_empty() {
         return Ok(());
     }
     process_attach_entries(dev, st, q)
 }
 
-fn process_attach_entries(dev: &Device, st: &BeginState, q: &mut AsyncInfo) -> Result<()> {
+fn process_attach_entries(dev: &OmpDevice, st: &BeginState, q: &mut AsyncInfo) -> Result<()> {
     let always_cfg = crate::base::config().attach_always;
     let is_new = |addr: usize| st.new_allocs.iter().any(|&(b, e)| addr >= b && addr < e);
     for a in &st.attach {
@@ -769,7 +790,7 @@ fn process_attach_entries(dev: &Device, st: &BeginState, q: &mut AsyncInfo) -> R
 /// Out of line: `MappingTable::contains` stays inlined where it is hot
 /// (`omp_target_is_present`).
 #[inline(never)]
-fn pointee_without_pointer(dev: &Device, a: &Attach) -> bool {
+fn pointee_without_pointer(dev: &OmpDevice, a: &Attach) -> bool {
     !dev.table.contains(a.ptr_addr, a.ptr_size) && dev.table.contains(a.pointee_begin, 0)
 }
 
@@ -805,7 +826,7 @@ fn pointer_expr(name: &str) -> &str {
     }
 }
 
-fn unreachable_pointee(dev: &Device, st: &BeginState, a: &Attach) -> Result<()> {
+fn unreachable_pointee(dev: &OmpDevice, st: &BeginState, a: &Attach) -> Result<()> {
     if st.param_names.is_empty() || a.name == 0 || super::get().unified_shared_memory() {
         return Ok(());
     }
@@ -901,7 +922,7 @@ pub struct TgtPtrBegin {
 
 /// `getTgtPtrBegin`: look up (and optionally release) an existing mapping.
 pub fn get_tgt_ptr_begin(
-    dev: &Device,
+    dev: &OmpDevice,
     begin: usize,
     size: u64,
     update_ref: bool,
@@ -918,7 +939,7 @@ pub fn get_tgt_ptr_begin(
 #[allow(clippy::too_many_arguments)]
 #[inline]
 fn get_tgt_ptr_begin_ticket(
-    dev: &Device,
+    dev: &OmpDevice,
     begin: usize,
     size: u64,
     update_ref: bool,
@@ -975,33 +996,53 @@ pub struct EndItem {
     size: u64,
     from: bool,
     may_delete: bool,
-    /// A copy-back ticket of the entry that completes in [`finish_end`],
-    /// once the queued copy back has landed (queued contexts), or when the
-    /// item is dropped unfinished (an error path), so it never blocks others.
-    ticket: std::sync::atomic::AtomicBool,
+    /// What the item still holds of the entry ([`HOLDS_TICKET`],
+    /// [`HOLDS_PIN`]), given back in [`finish_end`] once the queued copies
+    /// have landed, or when the item is dropped unfinished (an error path),
+    /// so it never blocks others.
+    holds: std::sync::atomic::AtomicU8,
 }
+
+/// [`EndItem::holds`]: a copy-back ticket of the entry (a map-exiting
+/// construct's, see `MapEntry::take_copy_ticket`).
+const HOLDS_TICKET: u8 = 1;
+/// [`EndItem::holds`]: a pin of the entry (a `target update`'s, see
+/// `MapEntry::pin_live`).
+const HOLDS_PIN: u8 = 2;
 
 impl EndItem {
     fn new(entry: Arc<MapEntry>, size: u64, from: bool, may_delete: bool, ticket: bool) -> Self {
-        EndItem { entry, size, from, may_delete, ticket: ticket.into() }
+        let holds = if ticket { HOLDS_TICKET } else { 0 };
+        EndItem { entry, size, from, may_delete, holds: holds.into() }
     }
-    /// Completes the item's copy-back ticket, if it holds one still.
-    fn complete_ticket(&self) {
-        if self.ticket.swap(false, std::sync::atomic::Ordering::AcqRel) {
+    /// The pin of a `target update` on `entry`, given back once the update's
+    /// copies have landed; the entry is removed then if its count went to
+    /// zero meanwhile (its last release found it pinned).
+    fn unpin_after_update(entry: Arc<MapEntry>, size: u64) -> Self {
+        EndItem { entry, size, from: false, may_delete: true, holds: HOLDS_PIN.into() }
+    }
+    /// Takes what the item still holds; completes its copy-back ticket.
+    #[inline]
+    fn take_holds(&self) -> u8 {
+        let holds = self.holds.swap(0, std::sync::atomic::Ordering::AcqRel);
+        if holds & HOLDS_TICKET != 0 {
             self.entry.complete_copy_ticket();
         }
+        holds
     }
 }
 
 impl Drop for EndItem {
     fn drop(&mut self) {
-        self.complete_ticket();
+        if self.take_holds() & HOLDS_PIN != 0 {
+            self.entry.unpin_unlocked();
+        }
     }
 }
 
 /// `targetDataEnd`: copies back and releases; deletions are queued in `post`
 /// and done by [`finish_end`] once all copies completed.
-pub fn data_end(dev: &Device, args: &[MapArg], from_mapper: bool, post: &mut EndQueue, q: &mut AsyncInfo) -> Result<()> {
+pub fn data_end(dev: &OmpDevice, args: &[MapArg], from_mapper: bool, post: &mut EndQueue, q: &mut AsyncInfo) -> Result<()> {
     // Queued contexts order their copies with events: the general path.
     let fast = !from_mapper && !q.queued() && quiet();
     for i in (0..args.len()).rev() {
@@ -1091,15 +1132,17 @@ pub fn data_end(dev: &Device, args: &[MapArg], from_mapper: bool, post: &mut End
 
 /// Post-processing of `targetDataEnd`: restore shadow pointers of copied-back
 /// entries, then remove entries whose count reached zero and free their memory.
-pub fn finish_end(dev: &Device, post: EndQueue) -> Result<()> {
+pub fn finish_end(dev: &OmpDevice, post: EndQueue) -> Result<()> {
     finish_end_items(dev, &post)
 }
 
 /// [`finish_end`] on a borrowed queue: the hot paths call this one, so the
 /// queue (~140 bytes inline) is not copied into the call.
-pub fn finish_end_items(dev: &Device, post: &[EndItem]) -> Result<()> {
+pub fn finish_end_items(dev: &OmpDevice, post: &[EndItem]) -> Result<()> {
     for item in post {
-        item.complete_ticket();
+        if item.take_holds() & HOLDS_PIN != 0 {
+            dev.table.unpin(&item.entry);
+        }
         // Entries without attached pointers have nothing to restore (no lock).
         if item.from && item.entry.has_shadows() {
             for s in item.entry.shadows.lock().iter() {
@@ -1131,7 +1174,7 @@ pub fn finish_end_items(dev: &Device, post: &[EndItem]) -> Result<()> {
 
 /// `targetDataUpdate`. Updates change no counts, so whether the list came
 /// from a mapper makes no difference (the flag mirrors begin/end).
-pub fn data_update(dev: &Device, args: &[MapArg], _from_mapper: bool, q: &mut AsyncInfo) -> Result<()> {
+pub fn data_update(dev: &OmpDevice, args: &[MapArg], _from_mapper: bool, q: &mut AsyncInfo) -> Result<()> {
     for a in args {
         let t = a.ty;
         if t.any(MapType::LITERAL | MapType::PRIVATE) {
@@ -1152,13 +1195,19 @@ pub fn data_update(dev: &Device, args: &[MapArg], _from_mapper: bool, q: &mut As
     Ok(())
 }
 
-/// The device address of `[begin, begin+size)` when one entry holds the
-/// whole range and has no attached pointers (so a `target update` of it is
-/// the copy and nothing else), without taking a reference: the program keeps
-/// a mapping it updates alive for the update.
-#[inline]
-pub fn plain_update_target(dev: &Device, begin: usize, size: u64) -> Option<u64> {
-    dev.table.visit_in_shard(begin, size, |e| (!e.has_shadows()).then(|| e.tgt_of(begin)))
+/// For a `target update` of `[begin, begin+size)` on a synchronous device
+/// with nothing to print or trace: when one live entry (count not zero)
+/// without attached pointers holds the whole range (so the update is the
+/// copy and nothing else), the device address of `begin` with the shard's
+/// read guard. The caller copies while it holds the guard: no removal can
+/// free the entry's device memory before (it needs the write lock), and no
+/// reference is taken, so another thread's `exit data` releasing the mapping
+/// meanwhile still copies back and removes it as usual. `None` otherwise
+/// (not mapped, released already, attached pointers: the general path
+/// decides).
+#[inline(always)]
+pub fn plain_update_target(dev: &OmpDevice, begin: usize, size: u64) -> Option<(ShardGuard<'_>, u64)> {
+    dev.table.live_plain_target(begin, size)
 }
 
 /// For `target enter data` (`enter`) / `target exit data` of one list item
@@ -1169,7 +1218,7 @@ pub fn plain_update_target(dev: &Device, begin: usize, size: u64) -> Option<u64>
 /// is not new and does not reach zero), and returns true. Otherwise does
 /// nothing and returns false.
 #[inline]
-pub fn plain_count_step(dev: &Device, begin: usize, size: u64, enter: bool) -> bool {
+pub fn plain_count_step(dev: &OmpDevice, begin: usize, size: u64, enter: bool) -> bool {
     dev.table.visit_in_shard(begin, size, |e| (!e.has_shadows() && e.step_live_count(enter)).then_some(())).is_some()
 }
 
@@ -1194,7 +1243,7 @@ pub fn region_ref_take(reader: &mut ShardReader<'_>, begin: usize, size: u64) ->
 /// reports it. Its end step is [`region_ref_drop_general`].
 #[cold]
 #[inline(never)]
-pub fn region_ref_take_general(rt: &Runtime, dev: &'static Device, arg: MapArg) -> Result<u64> {
+pub fn region_ref_take_general(rt: &Runtime, dev: &'static OmpDevice, arg: MapArg) -> Result<u64> {
     let mut args = [arg];
     let mut st = BeginState::for_args(&args);
     let mut q = AsyncInfo::new(dev);
@@ -1221,34 +1270,45 @@ pub fn region_ref_drop(entry: Arc<MapEntry>) -> bool {
 /// [`region_ref_drop`], [`region_ref_take_general`]).
 #[cold]
 #[inline(never)]
-pub fn region_ref_drop_general(dev: &'static Device, arg: &MapArg) -> Result<()> {
+pub fn region_ref_drop_general(dev: &'static OmpDevice, arg: &MapArg) -> Result<()> {
     let mut q = AsyncInfo::new(dev);
     let mut post = EndQueue::new();
-    data_end(dev, std::slice::from_ref(arg), false, &mut post, &mut q).and_then(|_| q.finish_end_queue(&mut post))?;
+    data_end(dev, std::slice::from_ref(arg), false, &mut post, &mut q).and_then(|_| finish_end_queue(&mut q, &mut post))?;
     q.finish(false)
 }
 
-fn update_contiguous(dev: &Device, begin: usize, size: u64, t: MapType, name: usize, q: &mut AsyncInfo) -> Result<()> {
-    // Fast path: nothing to print, no queue (so no event to chain), an entry
-    // without attached pointers: the copy is all there is to do, and the
-    // look-up needs no reference to the entry (the program keeps a mapping
-    // it updates alive for the update, as it must for the general path).
-    if !q.queued() && quiet() {
-        let (hit, _) = dev.table.lookup_with(begin, size, |l| match l {
-            Found::Contained(e) => Some((e.tgt_of(begin), e.has_shadows(), e.name)),
-            _ => None,
-        });
-        if let Some((tgt, false, entry_name)) = hit {
-            if t.any(MapType::TO) {
-                submit(q, tgt, begin, size, name, entry_name)?;
-            }
-            if t.any(MapType::FROM) {
-                retrieve(q, begin, tgt, size, name, entry_name)?;
-            }
-            return Ok(());
-        }
-    }
-    let r = get_tgt_ptr_begin(dev, begin, size, false, false, true, false);
+/// [`get_tgt_ptr_begin`] for a `target update` (no count changes, the
+/// whole range inside one entry), which also pins the entry found
+/// (`MapEntry::pin_live`) while the look-up's lock is held: its device
+/// memory then stays until the pin is given back, even when another
+/// thread's `exit data` releases the mapping meanwhile. An entry whose
+/// count is zero (released, not yet removed) is not present.
+fn get_tgt_ptr_begin_pinned(dev: &OmpDevice, begin: usize, size: u64) -> TgtPtrBegin {
+    let (found, _) = dev.table.lookup_with(begin, size, |l| match l {
+        Found::Contained(e) if e.pin_live() => Some(e.clone()),
+        _ => None,
+    });
+    let Some(e) = found else {
+        return TgtPtrBegin { tgt: begin as u64, entry: None, is_last: false, ticket: None };
+    };
+    diag::info(info::MAPPING_EXISTS, dev.id, || {
+        format!(
+            "Mapping exists with HstPtrBegin={}, TgtPtrBegin={}, Size={size}, DynRefCount={} (update suppressed), HoldRefCount={}",
+            ptr(begin as u64),
+            ptr(e.tgt_of(begin)),
+            refcount_str(e.dyn_count()),
+            refcount_str(e.hold_count()),
+        )
+    });
+    TgtPtrBegin { tgt: e.tgt_of(begin), entry: Some(e), is_last: false, ticket: None }
+}
+
+fn update_contiguous(dev: &OmpDevice, begin: usize, size: u64, t: MapType, name: usize, q: &mut AsyncInfo) -> Result<()> {
+    // The entry stays pinned until the copies have landed (at once on a
+    // synchronous context, once the queue drained on a queued one): a last
+    // release by another thread meanwhile leaves the removal, and the free
+    // of the device memory, to the pin's end (`finish_end_items`).
+    let r = get_tgt_ptr_begin_pinned(dev, begin, size);
     let Some(entry) = r.entry else {
         if t.any(MapType::PRESENT) {
             diag::message(&format!(
@@ -1259,26 +1319,41 @@ fn update_contiguous(dev: &Device, begin: usize, size: u64, t: MapType, name: us
         }
         return Ok(());
     };
+    let copied = update_entry(&entry, begin, size, r.tgt, t, name, q);
+    let mut post = EndQueue::new();
+    post.push(EndItem::unpin_after_update(entry, size));
+    copied.and(finish_end_queue(q, &mut post))
+}
+
+/// The copies of [`update_contiguous`] on the pinned `entry` (device address
+/// `tgt` of `begin`), with the attached pointers inside the range kept.
+#[allow(clippy::too_many_arguments)] // The list item, its entry and the context.
+fn update_entry(entry: &MapEntry, begin: usize, size: u64, tgt: u64, t: MapType, name: usize, q: &mut AsyncInfo) -> Result<()> {
+    let shadows = entry.has_shadows();
+    // Queued contexts: each copy waits for the work other contexts queued
+    // on the entry (the copy that filled a new mapping may not have landed).
     if t.any(MapType::TO) {
-        submit(q, r.tgt, begin, size, name, entry.name)?;
-        set_event(&entry, q)?;
-        let shadows: Vec<Shadow> = entry.shadows.lock().clone();
-        for s in shadows.iter().filter(|s| s.host_ptr_addr >= begin && s.host_ptr_addr < begin + size as usize) {
-            q.write_u64(s.tgt_ptr_addr, s.tgt_ptr_value).inspect_err(|_| diag::report("Failed to update pointer on device."))?;
+        chain_event(entry, q, |q| submit(q, tgt, begin, size, name, entry.name))?;
+        if shadows {
+            let shadows: Vec<Shadow> = entry.shadows.lock().clone();
+            for s in shadows.iter().filter(|s| s.host_ptr_addr >= begin && s.host_ptr_addr < begin + size as usize) {
+                q.write_u64(s.tgt_ptr_addr, s.tgt_ptr_value).inspect_err(|_| diag::report("Failed to update pointer on device."))?;
+            }
         }
     }
     if t.any(MapType::FROM) {
-        retrieve(q, begin, r.tgt, size, name, entry.name)?;
-        set_event(&entry, q)?;
-        let restores: smallvec::SmallVec<[(usize, u64); 4]> = entry
-            .shadows
-            .lock()
-            .iter()
-            .filter(|s| s.host_ptr_addr >= begin && s.host_ptr_addr < begin + size as usize)
-            .map(|s| (s.host_ptr_addr, s.host_ptr_value))
-            .collect();
-        for (addr, value) in restores {
-            q.write_host_after(addr, value);
+        chain_event(entry, q, |q| retrieve(q, begin, tgt, size, name, entry.name))?;
+        if shadows {
+            let restores: smallvec::SmallVec<[(usize, u64); 4]> = entry
+                .shadows
+                .lock()
+                .iter()
+                .filter(|s| s.host_ptr_addr >= begin && s.host_ptr_addr < begin + size as usize)
+                .map(|s| (s.host_ptr_addr, s.host_ptr_value))
+                .collect();
+            for (addr, value) in restores {
+                write_host_after(q, addr, value);
+            }
         }
     }
     Ok(())
@@ -1288,7 +1363,7 @@ fn update_contiguous(dev: &Device, begin: usize, size: u64, t: MapType, name: us
 const MAX_NON_CONTIG_DIMS: usize = 32;
 
 /// Non-contiguous `target update`: `begin` points to `size` descriptors.
-fn update_non_contiguous(dev: &Device, a: &MapArg, q: &mut AsyncInfo) -> Result<()> {
+fn update_non_contiguous(dev: &OmpDevice, a: &MapArg, q: &mut AsyncInfo) -> Result<()> {
     // Beyond LLVM (which reads whatever lies there and crashes): clang 22
     // passes, for some strided updates through a mapper, a byte size where
     // the dimension count belongs; no compiler emits more than 32 dimensions.
@@ -1334,7 +1409,7 @@ fn update_non_contiguous(dev: &Device, a: &MapArg, q: &mut AsyncInfo) -> Result<
     let units: Vec<u64> = (0..n).map(|k| elem.filter(|_| k + 2 == n).unwrap_or(desc[k].stride)).collect();
     #[allow(clippy::too_many_arguments)] // The recursion's state, kept explicit.
     fn visit(
-        dev: &Device,
+        dev: &OmpDevice,
         a: &MapArg,
         desc: &[crate::abi::__tgt_target_non_contig],
         units: &[u64],

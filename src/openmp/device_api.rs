@@ -5,16 +5,17 @@
 //! error.
 
 use super::Runtime;
+use super::device::OmpDevice;
 use super::mapping::{INF, Lookup, MapEntry};
 use crate::base::diag;
 use crate::base::error::{OffloadError, Result};
-use crate::device::Device;
+use crate::device::memory::{self, Origin};
 use crate::plugins::AllocKind;
 
 /// Where a device number points.
 pub enum Target<'a> {
     Host,
-    Device(&'a Device),
+    Device(&'a OmpDevice),
 }
 
 impl Runtime {
@@ -37,7 +38,7 @@ impl Runtime {
         match self.api_target(device_num) {
             // SAFETY: malloc with a non-zero size; NULL is a valid result.
             Target::Host => unsafe { libc::malloc(size) as usize },
-            Target::Device(d) => d.alloc(size as u64, kind).map(|p| p as usize).unwrap_or(0),
+            Target::Device(d) => memory::allocate(d, size as u64, kind, Origin::OpenMp).map(|p| p as usize).unwrap_or(0),
         }
     }
 
@@ -50,7 +51,11 @@ impl Runtime {
             // SAFETY: the program frees memory omp_target_alloc returned for the host device.
             Target::Host => unsafe { libc::free(ptr as *mut libc::c_void) },
             Target::Device(d) => {
-                if d.free(ptr as u64, kind).is_err() {
+                // The allocation table knows every block `omp_target_alloc`
+                // and `olMemAlloc` made, on whichever device: a pointer it
+                // does not know (freed already) is never freed again.
+                let _ = kind;
+                if memory::deallocate(ptr as u64).is_err() {
                     diag::fatal(
                         d.id as i64,
                         "Failed to deallocate device ptr. Set OFFLOAD_TRACK_ALLOCATION_TRACES=1 to track allocations.",
@@ -111,14 +116,14 @@ impl Runtime {
                 Ok(())
             }
             (Target::Device(d), Target::Host) => {
-                if !crate::base::fast_path::none() {
+                if !crate::base::fast_path::allowed() {
                     report_api_copy(d, true, src, dst as u64, len);
                 }
                 // SAFETY: `src` is a host buffer of `len` bytes by the API contract.
                 unsafe { d.submit(dst as u64, src, len) }
             }
             (Target::Host, Target::Device(s)) => {
-                if !crate::base::fast_path::none() {
+                if !crate::base::fast_path::allowed() {
                     report_api_copy(s, false, dst, src as u64, len);
                 }
                 // SAFETY: `dst` is a host buffer of `len` bytes by the API contract.
@@ -227,7 +232,7 @@ impl Runtime {
         rc
     }
 
-    fn associate_in(d: &Device, host: usize, tgt: u64, size: usize) -> i32 {
+    fn associate_in(d: &OmpDevice, host: usize, tgt: u64, size: usize) -> i32 {
         match d.table.lookup(host, size as u64) {
             Lookup::Contained(e) | Lookup::Extends(e) => {
                 if e.host_begin == host && e.tgt_begin == tgt {
@@ -269,7 +274,7 @@ impl Runtime {
         rc
     }
 
-    fn disassociate_in(d: &Device, host: usize) -> i32 {
+    fn disassociate_in(d: &OmpDevice, host: usize) -> i32 {
         let Lookup::Contained(e) = d.table.lookup(host, 0) else {
             diag::report("Association not found");
             return -1;
@@ -353,7 +358,7 @@ impl Runtime {
 /// ([`super::launch::copy_name`]).
 #[cold]
 #[inline(never)]
-fn report_api_copy(dev: &Device, to_device: bool, host: usize, tgt: u64, len: u64) {
+fn report_api_copy(dev: &OmpDevice, to_device: bool, host: usize, tgt: u64, len: u64) {
     diag::info(crate::base::config::info::DATA_TRANSFER, dev.id, || {
         let name = super::launch::copy_name(dev, host);
         if to_device {
@@ -370,4 +375,65 @@ fn report_api_copy(dev: &Device, to_device: bool, host: usize, tgt: u64, len: u6
             )
         }
     });
+}
+
+/// `omp_target_alloc` on a device that is ready, with nothing traced or
+/// recorded ([`crate::base::fast_path`]): the plugin's plain allocation, which is
+/// what the general path ends in. 0, having done nothing, for anything
+/// else (size 0, the initial device, a device still to be set up, a plugin
+/// without the path, a failed allocation): the general path answers.
+#[inline(always)]
+pub fn alloc_fast(size: usize, device_num: i64) -> usize {
+    match fast_device(device_num) {
+        Some(dev) if size != 0 => match dev.plugin.alloc_plain(dev.plugin_device, size as u64) {
+            Some(p) => {
+                if !memory::record_plain(p, size as u64, dev.id) {
+                    memory::record(memory::Allocation {
+                        base: p,
+                        size: size as u64,
+                        device: dev.id,
+                        kind: AllocKind::Default,
+                        origin: memory::Origin::OpenMp,
+                    });
+                }
+                p as usize
+            }
+            None => 0,
+        },
+        _ => 0,
+    }
+}
+
+/// The device an allocation fast path may serve: ready, with nothing
+/// traced or recorded ([`crate::base::fast_path`]).
+#[inline(always)]
+fn fast_device(device_num: i64) -> Option<&'static OmpDevice> {
+    if !crate::base::fast_path::allowed() {
+        return None;
+    }
+    super::get().device_ready(device_num)
+}
+
+/// `omp_target_free` of a block the allocation table records as an
+/// OpenMP allocation of default memory on `device_num`, with nothing traced
+/// or recorded and no liboffload queue busy (`fast_path::QUEUED_WORK`): the block leaves the table and goes to the plugin's plain
+/// free, which is what the general path ends in. False, having done
+/// nothing, for anything else (NULL, another device or kind, a block
+/// allocated through ol*, a pointer the table does not know): the general
+/// path answers.
+#[inline(always)]
+pub fn free_fast(ptr: usize, device_num: i64) -> bool {
+    if !crate::base::fast_path::allowed() || ptr == 0 || device_num < 0 {
+        return false;
+    }
+    let id = device_num as usize;
+    let Some(size) = memory::take_plain(ptr as u64, id) else { return false };
+    // The table names only exposed devices.
+    if let Some(dev) = crate::device::get(id)
+        && dev.plugin.free_plain(dev.plugin_device, ptr as u64, size)
+    {
+        return true;
+    }
+    memory::put_back(memory::Allocation { base: ptr as u64, size, device: id, kind: AllocKind::Default, origin: memory::Origin::OpenMp });
+    false
 }

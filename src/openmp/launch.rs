@@ -3,13 +3,13 @@
 //! first for Version >= 3), launch, then unmap and free private copies.
 
 use super::Runtime;
+use super::async_info::AsyncInfo;
 use super::data::{self, BeginState, MapArg};
+use super::device::OmpDevice;
 use crate::abi::MapType;
 use crate::base::config::info;
 use crate::base::diag;
 use crate::base::error::Result;
-use crate::device::Device;
-use crate::device::queue::AsyncInfo;
 use crate::plugins::{AllocKind, LaunchDims};
 
 /// A launch request, already upgraded to the Version 3 view. The argument
@@ -79,7 +79,7 @@ impl PrivateCopyInfo {
     }
 
     /// One firstprivate item of `size` bytes at host `host`, copied to `tgt`.
-    fn item(&mut self, dev: &Device, host: usize, tgt: u64, size: u64, alone: bool) {
+    fn item(&mut self, dev: &OmpDevice, host: usize, tgt: u64, size: u64, alone: bool) {
         if alone || size > Self::PACK_LIMIT {
             let name = copy_name(dev, host);
             diag::info(info::DATA_TRANSFER, self.dev_id, || {
@@ -114,7 +114,7 @@ impl PrivateCopyInfo {
     /// The packed buffer's copy, after all arguments. 22.1's buffer is a heap
     /// allocation and the report names the mapping nearest to it: a heap
     /// block of the packed size stands in for it here.
-    fn finish(self, dev: &Device) {
+    fn finish(self, dev: &OmpDevice) {
         if let Some(tgt) = self.first {
             let size = self.packed;
             let buffer = vec![0u8; size as usize];
@@ -136,7 +136,7 @@ impl PrivateCopyInfo {
 /// that contains the range's start, else the right neighbour if any, else
 /// the left one; the report names that entry (`unknown` without one or
 /// without a name). So a firstprivate copy is named after a nearby mapping.
-pub(super) fn copy_name(dev: &Device, host: usize) -> String {
+pub(super) fn copy_name(dev: &OmpDevice, host: usize) -> String {
     let all = dev.table.snapshot();
     let right = all.partition_point(|e| e.host_begin <= host);
     let left = right.checked_sub(1).map(|i| &all[i]);
@@ -203,7 +203,7 @@ impl Runtime {
         }
         let dims =
             LaunchDims { teams: req.num_teams, threads: req.thread_limit, dyn_shared_bytes: req.dyn_cgroup_mem, tripcount: req.tripcount };
-        let record = super::record_replay::recording(dev.id);
+        let record = crate::device::record_memory::recording(dev.id);
         if record {
             // The snapshot needs the construct's copies on the device.
             q.drain()
@@ -211,39 +211,14 @@ impl Runtime {
                 .inspect_err(|e| diag::report(&format!("Recording kernel {} failed: {e}", kernel.name)))?;
         }
         let launched = if crate::tools::ompt::hooks() {
-            let ts = crate::tools::profile::start();
-            let tool = crate::tools::ompt::on();
-            let prof = crate::tools::profile::on();
-            if tool {
-                crate::tools::ompt::submit(true, dev.id, req.num_teams[0]);
-            }
-            // Profiling: the kernel is timed on the device where the plugin can.
-            let token = if prof { q.timing_start() } else { None };
-            let mut r = q.launch(kernel.handle, kernel.name, &params, &dims);
-            if let Some(t) = token {
-                q.timing_stop(t);
-            }
-            if tool {
-                if r.is_ok() && crate::tools::ompt::wait_queued(dev.id) {
-                    // A traced kernel's end time is its completion.
-                    r = q.drain();
-                }
-                crate::tools::ompt::submit(false, dev.id, req.num_teams[0]);
-            }
-            if prof {
-                let l = crate::tools::profile::Launch {
-                    name: kernel.name,
-                    num_teams: req.num_teams,
-                    thread_limit: req.thread_limit,
-                    grid: dev.plugin.launched_grid(dev.plugin_device, kernel.handle, &dims),
-                    nargs: req.args.len(),
-                    tripcount: req.tripcount,
-                };
-                if let Some(ev) = crate::tools::profile::kernel(dev.id, dev.plugin.name(), &l, ts) {
-                    q.profile_after(ev, token);
-                }
-            }
-            r
+            let report = crate::device::queue::LaunchReport {
+                name: kernel.name,
+                num_teams: req.num_teams,
+                thread_limit: req.thread_limit,
+                nargs: req.args.len(),
+                tripcount: req.tripcount,
+            };
+            q.launch_reported(kernel.handle, &params, &dims, &report)
         } else {
             q.launch(kernel.handle, kernel.name, &params, &dims)
         };
@@ -258,7 +233,7 @@ impl Runtime {
         }
         if has_args {
             let mut post = data::EndQueue::new();
-            data::data_end(dev, req.args, false, &mut post, q).and_then(|_| q.finish_end_queue(&mut post)).inspect_err(|_| {
+            data::data_end(dev, req.args, false, &mut post, q).and_then(|_| data::finish_end_queue(q, &mut post)).inspect_err(|_| {
                 diag::report("Call to targetDataEnd failed, abort target.");
                 diag::report("Failed to process data after launching the kernel.");
             })?;

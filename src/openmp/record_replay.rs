@@ -35,205 +35,11 @@
 //! arrays (no `--num-teams`/`--num-threads` override), the kernel runs with
 //! the recorded y and z too (22.1 launches x only).
 
-use crate::base::config::{info, parse_bool, parse_int};
+use super::device::OmpDevice;
 use crate::base::diag;
 use crate::base::error::{OffloadError, Result};
-use crate::device::Device;
+use crate::device::record_memory::{block, dump_memory, write};
 use crate::plugins::{AllocKind, LaunchDims};
-use parking_lot::Mutex;
-use std::sync::OnceLock;
-use std::sync::atomic::{AtomicBool, Ordering};
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Mode {
-    Record,
-    Replay,
-    /// Initialisation failed: the device allocates normally.
-    Off,
-}
-
-#[derive(Debug)]
-struct Block {
-    device: usize,
-    mode: Mode,
-    start: u64,
-    total: u64,
-    used: u64,
-    save_output: bool,
-}
-
-/// Set once any block exists (or failed): the allocation hook's fast path.
-static ACTIVE: AtomicBool = AtomicBool::new(false);
-static BLOCKS: Mutex<Vec<Block>> = Mutex::new(Vec::new());
-
-/// Takes the recorded-blocks lock before `fork` (runtime/fork.rs).
-pub(super) fn lock_for_fork(held: &mut crate::base::fork::ForkLocks) -> bool {
-    held.mutex(&BLOCKS)
-}
-
-/// Before `fork`: the settings are read now if they were not (see
-/// `openmp::fork`: no child inherits their one-time initialisation half done).
-pub(crate) fn before_fork() {
-    record_env();
-}
-
-/// `LIBOMPTARGET_RECORD` with its size (bytes) and `LIBOMPTARGET_RR_SAVE_OUTPUT`.
-#[inline]
-fn record_env() -> Option<(u64, bool)> {
-    static ENV: OnceLock<Option<(u64, bool)>> = OnceLock::new();
-    *ENV.get_or_init(|| {
-        if !parse_bool(std::env::var("LIBOMPTARGET_RECORD").ok().as_deref(), false) {
-            return None;
-        }
-        let gib = std::env::var("LIBOMPTARGET_RR_DEVMEM_SIZE").ok().and_then(|v| parse_int(&v)).filter(|&g| g > 0).unwrap_or(64);
-        let save = parse_bool(std::env::var("LIBOMPTARGET_RR_SAVE_OUTPUT").ok().as_deref(), false);
-        Some(((gib as u64) << 30, save))
-    })
-}
-
-/// Record/replay applies to the GPU plugins, as in 22.1.
-fn gpu(dev: &Device) -> bool {
-    dev.plugin.name() != "x86_64"
-}
-
-/// Reserves a block on `dev`; reports and returns the error if it cannot.
-fn reserve(dev: &Device, mode: Mode, total: u64, save_output: bool, blocks: &mut Vec<Block>) -> Result<u64> {
-    ACTIVE.store(true, Ordering::Release);
-    crate::base::fast_path::set(crate::base::fast_path::RECORD, true);
-    match dev.plugin.alloc(dev.plugin_device, total, AllocKind::Default) {
-        Ok(start) => {
-            diag::plugin_info(info::PLUGIN_KERNEL, dev.id, || format!("Allocated {total} bytes at {} for replay.", diag::ptr(start)));
-            diag::plugin_info(info::PLUGIN_KERNEL, dev.id, || {
-                format!(
-                    "Record Replay Initialized ({}) as starting address, {total} Memory Size and set on status {}",
-                    diag::ptr(start),
-                    if mode == Mode::Record { "Recording" } else { "Replaying" }
-                )
-            });
-            blocks.push(Block { device: dev.id, mode, start, total, used: 0, save_output });
-            Ok(start)
-        }
-        Err(e) => {
-            diag::report(&format!("WARNING RR did not initialize RR-properly with {total} bytes(Error: {e})"));
-            blocks.push(Block { device: dev.id, mode: Mode::Off, start: 0, total: 0, used: 0, save_output: false });
-            Err(e)
-        }
-    }
-}
-
-/// The allocation hook: `Some` address from the block when `dev` records or
-/// replays. Inlined to one flag test (and the environment's cached answer)
-/// on every allocation; the rest is out of line.
-#[inline]
-pub(crate) fn alloc(dev: &Device, size: u64, kind: AllocKind) -> Option<u64> {
-    if cfg!(feature = "bench-no-hooks") || (!ACTIVE.load(Ordering::Acquire) && record_env().is_none()) {
-        return None;
-    }
-    alloc_slow(dev, size, kind)
-}
-
-#[cold]
-#[inline(never)]
-fn alloc_slow(dev: &Device, size: u64, kind: AllocKind) -> Option<u64> {
-    if !matches!(kind, AllocKind::Default | AllocKind::Device) || !gpu(dev) {
-        return None;
-    }
-    let mut blocks = BLOCKS.lock();
-    if !blocks.iter().any(|b| b.device == dev.id) {
-        let (total, save) = record_env()?;
-        reserve(dev, Mode::Record, total, save, &mut blocks).ok()?;
-    }
-    let b = blocks.iter_mut().find(|b| b.device == dev.id && b.mode != Mode::Off)?;
-    let aligned = size.checked_add(15)? & !15;
-    if b.used + aligned > b.total {
-        crate::debug!(
-            "record/replay: block of device {} full ({} of {} bytes); {size} bytes allocated outside it",
-            dev.id,
-            b.used,
-            b.total
-        );
-        return None;
-    }
-    let p = b.start + b.used;
-    b.used += aligned;
-    Some(p)
-}
-
-/// Whether `ptr` lies in the block of device `id` (its frees do nothing).
-#[inline]
-pub(crate) fn owns(id: usize, ptr: u64) -> bool {
-    !cfg!(feature = "bench-no-hooks") && ACTIVE.load(Ordering::Acquire) && owns_slow(id, ptr)
-}
-
-#[cold]
-#[inline(never)]
-fn owns_slow(id: usize, ptr: u64) -> bool {
-    BLOCKS.lock().iter().any(|b| b.device == id && b.mode != Mode::Off && ptr >= b.start && ptr < b.start + b.total)
-}
-
-/// Whether launches on device `id` are recorded.
-#[inline]
-pub(super) fn recording(id: usize) -> bool {
-    !cfg!(feature = "bench-no-hooks") && ACTIVE.load(Ordering::Acquire) && recording_slow(id)
-}
-
-#[cold]
-#[inline(never)]
-fn recording_slow(id: usize) -> bool {
-    BLOCKS.lock().iter().any(|b| b.device == id && b.mode == Mode::Record)
-}
-
-/// `__tgt_activate_record_replay`: reserves the block; returns the offset
-/// the caller must subtract from pointer arguments (0 when the block lies at
-/// `vaddr` or no address was asked for).
-pub fn activate(dev: &Device, memory_size: u64, vaddr: u64, is_record: bool, save_output: bool) -> Result<u64> {
-    if !gpu(dev) {
-        return Err(OffloadError::InvalidArgument(format!(
-            "kernel record/replay needs a GPU device; device {} is {}",
-            dev.id,
-            dev.plugin.name()
-        )));
-    }
-    let mut blocks = BLOCKS.lock();
-    if blocks.iter().any(|b| b.device == dev.id && b.mode != Mode::Off) {
-        return Err(OffloadError::InvalidArgument(format!("record/replay is already active on device {}", dev.id)));
-    }
-    blocks.retain(|b| b.device != dev.id);
-    let total = memory_size.max(16).checked_add(15).map(|s| s & !15).unwrap_or(memory_size);
-    let mode = if is_record { Mode::Record } else { Mode::Replay };
-    let start = reserve(dev, mode, total, save_output, &mut blocks)?;
-    if vaddr != 0 && vaddr != start {
-        let offset = vaddr.wrapping_sub(start);
-        diag::report(&format!(
-            "WARNING Failed to allocate replay memory at required location {}, got {}, trying to offset argument pointers by {}",
-            diag::ptr(vaddr),
-            diag::ptr(start),
-            offset as i64
-        ));
-        return Ok(offset);
-    }
-    Ok(0)
-}
-
-/// The block of device `id`: (start, bytes used, save output).
-fn block(id: usize) -> Option<(u64, u64, bool)> {
-    BLOCKS.lock().iter().find(|b| b.device == id && b.mode != Mode::Off).map(|b| (b.start, b.used, b.save_output))
-}
-
-fn write(path: &str, bytes: &[u8]) -> Result<()> {
-    std::fs::write(path, bytes).map_err(|e| OffloadError::Internal(format!("record/replay: writing {path}: {e}")))
-}
-
-/// Writes the used part of the block to `path`.
-fn dump_memory(dev: &Device, path: &str) -> Result<()> {
-    let Some((start, used, _)) = block(dev.id) else { return Ok(()) };
-    let mut buf = vec![0u8; used as usize];
-    if used > 0 {
-        // SAFETY: `buf` holds `used` writable bytes.
-        unsafe { dev.plugin.retrieve(dev.plugin_device, buf.as_mut_ptr() as usize, start, used)? };
-    }
-    write(path, &buf)
-}
 
 fn json_string(s: &str) -> String {
     let mut out = String::from("\"");
@@ -252,7 +58,7 @@ fn json_string(s: &str) -> String {
 /// Before a recorded launch (the construct's copies have completed).
 pub(super) fn before_launch(
     rt: &super::Runtime,
-    dev: &Device,
+    dev: &OmpDevice,
     region_id: usize,
     name: &str,
     params: &[u64],
@@ -295,7 +101,7 @@ pub(super) fn before_launch(
 /// Declare-target globals of the libraries loaded on `dev`, in registration
 /// order: (image handle, name, size) of every global entry with a size
 /// (the indirect-call vtables excepted, which are not globals of the image).
-fn global_entries(rt: &super::Runtime, dev: &Device) -> Vec<(crate::plugins::ImageHandle, String, u64)> {
+fn global_entries(rt: &super::Runtime, dev: &OmpDevice) -> Vec<(crate::plugins::ImageHandle, String, u64)> {
     let reg = rt.registry.read();
     let loaded = dev.loaded_libs.lock();
     reg.libs
@@ -312,7 +118,7 @@ fn global_entries(rt: &super::Runtime, dev: &Device) -> Vec<(crate::plugins::Ima
 
 /// The `.globals` file: per global its name, NUL, its size (u32, native
 /// order) and its device bytes (22.1's `dumpGlobals`).
-fn globals(rt: &super::Runtime, dev: &Device) -> Result<Vec<u8>> {
+fn globals(rt: &super::Runtime, dev: &OmpDevice) -> Result<Vec<u8>> {
     let mut out = Vec::new();
     for (handle, name, size) in global_entries(rt, dev) {
         let Ok(size32) = u32::try_from(size) else {
@@ -348,7 +154,7 @@ fn parse_globals(mut b: &[u8]) -> Option<Vec<(String, &[u8])>> {
 
 /// Writes the recorded globals (`<kernel>.globals`, if there is one) back
 /// into the image of `region_id` on `dev`.
-fn restore_globals(rt: &super::Runtime, dev: &Device, region_id: usize, kernel: &str) -> Result<()> {
+fn restore_globals(rt: &super::Runtime, dev: &OmpDevice, region_id: usize, kernel: &str) -> Result<()> {
     let path = format!("{kernel}.globals");
     let Ok(file) = std::fs::read(&path) else { return Ok(()) };
     let Some(globals) = parse_globals(&file) else {
@@ -387,7 +193,7 @@ fn recorded_dims(kernel: &str, teams_x: u32, threads_x: u32) -> Option<([u32; 3]
 }
 
 /// After a recorded launch completed.
-pub(super) fn after_launch(dev: &Device, name: &str) -> Result<()> {
+pub(super) fn after_launch(dev: &OmpDevice, name: &str) -> Result<()> {
     match block(dev.id) {
         Some((_, _, true)) => dump_memory(dev, &format!("{name}.original.output")),
         _ => Ok(()),
@@ -399,7 +205,7 @@ pub(super) fn after_launch(dev: &Device, name: &str) -> Result<()> {
 #[allow(clippy::too_many_arguments)] // The entry point's arguments.
 pub fn replay(
     rt: &super::Runtime,
-    dev: &Device,
+    dev: &OmpDevice,
     region_id: usize,
     memory: &[u8],
     args: &[u64],

@@ -7,6 +7,7 @@
 
 pub mod amdgpu;
 pub mod cuda;
+pub mod gpu;
 pub mod host;
 
 use crate::base::error::Result;
@@ -54,10 +55,56 @@ pub struct InteropInfo {
     pub type_names: [&'static core::ffi::CStr; 4],
 }
 
-/// One device back-end.
+/// Most devices one process can have (all plugins together).
+pub const MAX_DEVICES: usize = 256;
+
 /// Argument slots of [`Plugin::launch_plain`].
 pub const PLAIN_LAUNCH_SLOTS: usize = 16;
 
+/// What kind of processor a device is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum DeviceType {
+    #[default]
+    Cpu,
+    Gpu,
+}
+
+/// A device's properties as typed values, filled by its plugin once. Both
+/// APIs' device queries read them (`ol*` device info, OMPT, device
+/// printing); nothing parses text back. `0` and empty strings mean "the
+/// plugin does not know".
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct DeviceProperties {
+    pub device_type: DeviceType,
+    /// Marketing or model name (`cuDeviceGetName`, the HSA agent's product, the CPU model).
+    pub name: String,
+    /// Product or architecture name where it differs from `name` (the gfx target).
+    pub product: String,
+    pub vendor: String,
+    /// PCI vendor id (0x10de NVIDIA, 0x1002 AMD, 0x8086 Intel, 0x1022 AMD CPUs).
+    pub vendor_id: u32,
+    /// The driver's version text (`12.4`, `1.14`).
+    pub driver_version: String,
+    /// Work items one work group may have, and per dimension.
+    pub max_group_size: u32,
+    pub max_group_dims: [u32; 3],
+    /// Work groups one launch may have per dimension.
+    pub max_groups: [u32; 3],
+    /// Multiprocessors, compute units or CPU cores.
+    pub compute_units: u32,
+    pub clock_mhz: u32,
+    pub memory_clock_mhz: u32,
+    pub address_bits: u32,
+    pub global_memory: u64,
+    /// Memory local to a work group (shared memory, LDS).
+    pub local_memory: u64,
+    /// Threads of one SIMD unit (warp or wavefront; 1 on CPUs).
+    pub simd_width: u32,
+    /// Native vector widths in elements: char, short, int, long, float, double, half.
+    pub vector_widths: [u32; 7],
+}
+
+/// One device back-end.
 pub trait Plugin: Send + Sync {
     /// Short name used in messages (`x86_64`, `cuda`, `amdgpu`).
     fn name(&self) -> &'static str;
@@ -105,10 +152,11 @@ pub trait Plugin: Send + Sync {
     fn alloc_plain(&self, _device: usize, _size: u64) -> Option<u64> {
         None
     }
-    /// [`Plugin::free`] of default memory for a fast path: true when freed
-    /// as `free` would, false, having done nothing, when this plugin has no
+    /// [`Plugin::free`] of default memory for a fast path, with the
+    /// block's size as the allocation table knows it: true when freed as
+    /// `free` would, false, having done nothing, when this plugin has no
     /// such path.
-    fn free_plain(&self, _device: usize, _ptr: u64) -> bool {
+    fn free_plain(&self, _device: usize, _ptr: u64, _size: u64) -> bool {
         false
     }
 
@@ -319,4 +367,6 @@ pub trait Plugin: Send + Sync {
     fn uid(&self, device: usize) -> String;
     /// Text printed by `__tgt_print_device_info`.
     fn device_info(&self, device: usize) -> String;
+    /// The device's properties (see [`DeviceProperties`]).
+    fn properties(&self, device: usize) -> DeviceProperties;
 }

@@ -93,7 +93,7 @@ pub fn init() {
         let epoch_us = SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_micros() as u64).unwrap_or(0);
         if !file.is_empty() {
             ON.store(true, Ordering::Release);
-            crate::tools::ompt::set_hooks();
+            super::hooks::set_hooks();
         }
         State {
             file,
@@ -122,13 +122,7 @@ fn state() -> Option<&'static State> {
     STATE.get()
 }
 
-/// The host's `CLOCK_MONOTONIC` in ns (the clock device times are mapped onto).
-pub fn monotonic_ns() -> u64 {
-    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
-    // SAFETY: `ts` is a live out-parameter.
-    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
-    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
-}
+pub use crate::base::clock::monotonic_ns;
 
 fn now_us(s: &State) -> u64 {
     monotonic_ns().saturating_sub(s.start_ns) / 1000

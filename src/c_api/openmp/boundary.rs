@@ -1,8 +1,7 @@
 //! The one place that catches panics and turns `Result`s into C return
 //! values. Every export runs its body through one of these helpers.
 
-use crate::base::error::{OffloadError, Result};
-use std::panic::{AssertUnwindSafe, catch_unwind};
+use crate::base::error::Result;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 /// Set by the library destructor; calls after it do nothing harmful.
@@ -23,7 +22,7 @@ fn library_init() {
     // the program: nothing loaded before could have a descriptor for us
     // (it would have loaded us), and the objects mapped now include the
     // library being opened, which `dlclose` may unload again.
-    let by_dlopen = crate::openmp::on_stack(&[b"dlopen", b"dlmopen"]);
+    let by_dlopen = crate::base::stack::on_stack(&[b"dlopen", b"dlmopen"]);
     crate::openmp::set_startup_objects(if by_dlopen { Vec::new() } else { startup_objects() });
     // The main thread's exit is recognised from now on (openmp::ExitWatch).
     crate::openmp::watch_exit();
@@ -91,73 +90,7 @@ fn startup_objects() -> Vec<(usize, usize)> {
     out
 }
 
-fn report(name: &str, e: &OffloadError) {
-    match e {
-        // Mapping errors were reported where they happened, in LLVM's words.
-        OffloadError::Mapping(_) => crate::debug!("{name}: {e}"),
-        _ => crate::base::diag::report(&format!("{name}: {e}")),
-    }
-}
-
-/// Runs `body`, converting a panic into `OffloadError::Internal`.
-pub fn guard<T>(name: &'static str, body: impl FnOnce() -> Result<T>) -> Result<T> {
-    match catch_unwind(AssertUnwindSafe(body)) {
-        Ok(r) => r,
-        Err(panic) => Err(OffloadError::Internal(format!("panic in {name}: {}", panic_message(&*panic)))),
-    }
-}
-
-/// The text a panic carried (`&str` or `String` payloads).
-fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {
-    panic
-        .downcast_ref::<&str>()
-        .map(|s| s.to_string())
-        .or_else(|| panic.downcast_ref::<String>().cloned())
-        .unwrap_or_else(|| "unknown panic".into())
-}
-
-/// Runs a fast path that answers whether it did the work: a panic (none is
-/// expected) is reported and answers `false`, so the general path runs. No
-/// `Result` travels through memory on the way out.
-#[inline(always)]
-pub fn fast_path(name: &'static str, body: impl FnOnce() -> bool) -> bool {
-    match catch_unwind(AssertUnwindSafe(body)) {
-        Ok(done) => done,
-        Err(panic) => fast_path_panicked(name, panic),
-    }
-}
-
-#[cold]
-#[inline(never)]
-fn fast_path_panicked(name: &'static str, panic: Box<dyn std::any::Any + Send>) -> bool {
-    let msg = panic_message(&*panic);
-    // The report itself must not unwind out of the entry point.
-    let _ = catch_unwind(|| report(name, &OffloadError::Internal(format!("panic in {name}'s fast path: {msg}"))));
-    false
-}
-
-/// `void` entry points: errors are reported and otherwise ignored.
-pub fn void_entry(name: &'static str, body: impl FnOnce() -> Result<()>) {
-    if let Err(e) = guard(name, body) {
-        report(name, &e);
-    }
-}
-
-/// Entry points returning a value, with `fallback` on error.
-pub fn value_entry<T>(name: &'static str, fallback: T, body: impl FnOnce() -> Result<T>) -> T {
-    match guard(name, body) {
-        Ok(v) => v,
-        Err(e) => {
-            report(name, &e);
-            fallback
-        }
-    }
-}
-
-/// `int` entry points (`OFFLOAD_SUCCESS` / `OFFLOAD_FAIL`).
-pub fn int_entry(name: &'static str, body: impl FnOnce() -> Result<i32>) -> i32 {
-    value_entry(name, crate::abi::OFFLOAD_FAIL, body)
-}
+pub use crate::base::guard::{fast_path, guard, int_entry, value_entry, void_entry};
 
 /// Entry points returning a pointer: NULL on error.
 pub fn ptr_entry<T>(name: &'static str, body: impl FnOnce() -> Result<*mut T>) -> *mut T {

@@ -41,7 +41,7 @@ pub extern "C" fn omp_target_alloc(size: usize, device_num: c_int) -> *mut c_voi
     // general path runs.
     let mut fast = core::ptr::null_mut();
     if super::boundary::fast_path("omp_target_alloc", || {
-        fast = alloc_fast(size, device_num);
+        fast = openmp::device_api::alloc_fast(size, i64::from(device_num)) as *mut c_void;
         !fast.is_null()
     }) {
         return fast;
@@ -55,41 +55,6 @@ fn alloc_general(size: usize, device_num: c_int) -> *mut c_void {
     ptr_entry("omp_target_alloc", || Ok(openmp::get().target_alloc(size, device_num as i64, AllocKind::Default) as *mut c_void))
 }
 
-/// `omp_target_alloc` on a device that is ready, with nothing traced or
-/// recorded ([`crate::base::fast_path`]): the plugin's plain allocation, which is
-/// what the general path ends in. NULL, having done nothing, for anything
-/// else (size 0, the initial device, a device still to be set up, a plugin
-/// without the path, a failed allocation): the general path answers.
-#[inline(always)]
-fn alloc_fast(size: usize, device_num: c_int) -> *mut c_void {
-    match fast_device(device_num) {
-        Some(dev) if size != 0 => dev.plugin.alloc_plain(dev.plugin_device, size as u64).unwrap_or(0) as usize as *mut c_void,
-        _ => core::ptr::null_mut(),
-    }
-}
-
-/// The device an allocation fast path may serve: ready, with nothing
-/// traced or recorded ([`crate::base::fast_path`]).
-#[inline(always)]
-fn fast_device(device_num: c_int) -> Option<&'static crate::device::Device> {
-    if !crate::base::fast_path::none() {
-        return None;
-    }
-    openmp::get().device_ready(i64::from(device_num))
-}
-
-/// `omp_target_free` on a device that is ready, with nothing traced or
-/// recorded: the plugin's plain free, which is what the general path ends
-/// in. False, having done nothing, for anything else (NULL, the initial
-/// device, a device still to be set up, a plugin without the path).
-#[inline(always)]
-fn free_fast(ptr: *mut c_void, device_num: c_int) -> bool {
-    match fast_device(device_num) {
-        Some(dev) if !ptr.is_null() => dev.plugin.free_plain(dev.plugin_device, ptr as u64),
-        _ => false,
-    }
-}
-
 /// Frees memory from `omp_target_alloc`.
 ///
 /// # Safety
@@ -98,7 +63,7 @@ fn free_fast(ptr: *mut c_void, device_num: c_int) -> bool {
 pub unsafe extern "C" fn omp_target_free(device_ptr: *mut c_void, device_num: c_int) {
     // A panic in the fast path (none is expected) is reported and the
     // general path runs.
-    if super::boundary::fast_path("omp_target_free", || free_fast(device_ptr, device_num)) {
+    if super::boundary::fast_path("omp_target_free", || openmp::device_api::free_fast(device_ptr as usize, i64::from(device_num))) {
         return;
     }
     free_general(device_ptr, device_num)
@@ -491,7 +456,7 @@ pub extern "C" fn omp_get_mapped_ptr(ptr: *const c_void, device_num: c_int) -> *
 pub extern "C" fn omp_get_uid_from_device(device_num: c_int) -> *const c_char {
     ptr_entry("omp_get_uid_from_device", || {
         let uid = openmp::get().uid_of(device_num as i64);
-        Ok(openmp::intern_uid(uid).as_ptr() as *mut c_char)
+        Ok(crate::base::intern::intern_uid(uid).as_ptr() as *mut c_char)
     })
 }
 

@@ -13,8 +13,8 @@ pub mod device_api;
 pub mod interop;
 pub mod kernel;
 pub mod kernel_lang;
+pub mod record_replay;
 pub mod register;
-pub mod unimplemented;
 
 // The `codeptr_ra` trampolines of the exports marked `ra` (see build.rs and
 // src/ompt/ra.rs), then every export tagged NAME@@VERS1.0.

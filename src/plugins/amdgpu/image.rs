@@ -12,7 +12,7 @@
 use super::msgpack::{self, Value};
 use crate::base::error::{OffloadError, Result};
 use crate::device::image::{elf_ident, machine};
-use crate::plugins::cuda::image::{KERNEL_ENV_CONFIG_BYTES, KERNEL_ENV_SUFFIX, KernelEnvironment};
+use crate::plugins::gpu::kernel_env::{self, KernelEnvironment};
 use std::collections::HashMap;
 use std::fmt;
 
@@ -328,27 +328,8 @@ pub fn symbols(bytes: &[u8]) -> Result<ImageSymbols> {
 /// Reads every `<kernel>_kernel_environment` global, keyed by kernel name.
 /// Kernels without one run in bare mode.
 pub fn kernel_environments(bytes: &[u8]) -> Result<HashMap<String, KernelEnvironment>> {
-    use object::{Object, ObjectSection, ObjectSymbol, SymbolSection};
     identify(bytes)?;
-    let file = parse_elf(bytes)?;
-    let mut out = HashMap::new();
-    for s in file.dynamic_symbols().chain(file.symbols()) {
-        let Ok(name) = s.name() else { continue };
-        let Some(kernel) = name.strip_suffix(KERNEL_ENV_SUFFIX) else { continue };
-        if kernel.is_empty() || s.is_undefined() || out.contains_key(kernel) {
-            continue;
-        }
-        let SymbolSection::Section(index) = s.section() else { continue };
-        let Ok(section) = file.section_by_index(index) else { continue };
-        let Ok(data) = section.data() else { continue };
-        let Some(off) = s.address().checked_sub(section.address()).and_then(|o| usize::try_from(o).ok()) else { continue };
-        let Some(env_bytes) = off.checked_add(KERNEL_ENV_CONFIG_BYTES).and_then(|end| data.get(off..end)) else {
-            crate::debug!("amdgpu: {name} lies outside its section's data; kernel {kernel} runs in bare mode");
-            continue;
-        };
-        out.insert(kernel.to_string(), KernelEnvironment::parse(env_bytes)?);
-    }
-    Ok(out)
+    kernel_env::scan(&parse_elf(bytes)?, "amdgpu")
 }
 
 /// One argument of a kernel, from the metadata's `.args`.

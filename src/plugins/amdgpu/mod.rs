@@ -36,10 +36,10 @@ pub mod kernargs;
 pub mod msgpack;
 mod stream;
 
-use super::cuda::grid::{self, GridLimits, KernelGrid};
-use super::cuda::image::KernelEnvironment;
-use super::cuda::memory::{MemoryPool, RawAllocator};
-use super::cuda::{DEVICE_ENVIRONMENT_SYMBOL, DeviceEnvironment};
+use super::gpu::grid::{self, GridLimits, KernelGrid};
+use super::gpu::kernel_env::KernelEnvironment;
+use super::gpu::memory::{MemoryPool, RawAllocator};
+use super::gpu::{DEVICE_ENVIRONMENT_SYMBOL, DeviceEnvironment};
 use super::{AllocKind, EventHandle, ImageHandle, KernelHandle, LaunchDims, Plugin, QueueHandle};
 use crate::base::config::{info, parse_bool, parse_int};
 use crate::base::diag;
@@ -97,7 +97,7 @@ impl AmdgpuConfig {
         let u32_or = |n: &str, d: u32| non_negative(n).map(|v| u32::try_from(v).unwrap_or(u32::MAX)).unwrap_or(d);
         AmdgpuConfig {
             memory_manager_threshold: non_negative("LIBOMPTARGET_MEMORY_MANAGER_THRESHOLD")
-                .unwrap_or(super::cuda::memory::DEFAULT_THRESHOLD),
+                .unwrap_or(super::gpu::memory::DEFAULT_THRESHOLD),
             shared_memory_size: u32_or("LIBOMPTARGET_SHARED_MEMORY_SIZE", 0),
             device_rtl_debug: u32_or("LIBOMPTARGET_DEVICE_RTL_DEBUG", 0),
             stack_size: u32_or("LIBOMPTARGET_STACK_SIZE", 1024),
@@ -1548,6 +1548,31 @@ impl Plugin for AmdgpuPlugin {
         match self.device(device) {
             Ok((_, dev)) => dev.uuid.clone().unwrap_or_else(|| format!("amdgpu-{device}")),
             Err(_) => format!("amdgpu-{device}"),
+        }
+    }
+
+    fn properties(&self, device: usize) -> super::DeviceProperties {
+        let Ok((st, dev)) = self.device(device) else { return super::DeviceProperties::default() };
+        let group = dev.grid.thread_limit;
+        super::DeviceProperties {
+            device_type: super::DeviceType::Gpu,
+            name: dev.name.clone(),
+            product: dev.product.clone(),
+            vendor: "AMD".into(),
+            vendor_id: 0x1002,
+            driver_version: format!("{}.{}", st.version.0, st.version.1),
+            max_group_size: group,
+            max_group_dims: [group; 3],
+            max_groups: [dev.grid.block_limit; 3],
+            compute_units: dev.compute_units,
+            clock_mhz: 0,
+            memory_clock_mhz: 0,
+            address_bits: 64,
+            global_memory: 0,
+            // LDS per work group.
+            local_memory: 64 << 10,
+            simd_width: dev.grid.warp_size,
+            vector_widths: [1; 7],
         }
     }
 

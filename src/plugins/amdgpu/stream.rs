@@ -828,10 +828,10 @@ impl AmdgpuPlugin {
             if rc != HsaStatus::SUCCESS || freq == 0 {
                 return None;
             }
-            let before = crate::tools::profile::monotonic_ns();
+            let before = crate::base::clock::monotonic_ns();
             // SAFETY: as above.
             let rc = unsafe { f(hi::SYSTEM_TIMESTAMP, (&mut ticks as *mut u64).cast()) };
-            let after = crate::tools::profile::monotonic_ns();
+            let after = crate::base::clock::monotonic_ns();
             if rc != HsaStatus::SUCCESS {
                 return None;
             }

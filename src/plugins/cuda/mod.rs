@@ -22,9 +22,7 @@
 //! destructors ran, only when the runtime shuts down (`unload_binary`).
 
 pub mod driver;
-pub mod grid;
 pub mod image;
-pub mod memory;
 mod queue;
 mod timing;
 
@@ -32,11 +30,11 @@ use super::{AllocKind, EventHandle, ImageHandle, KernelHandle, LaunchDims, Plugi
 use crate::base::config::{info, parse_bool, parse_int};
 use crate::base::diag;
 use crate::base::error::{OffloadError, Result};
+use crate::plugins::gpu::grid::{self, GridLimits, KernelGrid};
+use crate::plugins::gpu::memory::{self, MemoryPool, RawAllocator};
 use core::ffi::{c_char, c_int, c_uint, c_void};
 use driver::{CUcontext, CUdevice, CUdeviceptr, CUevent, CUresult, CUstream, CudaDriver, attr};
-use grid::{GridLimits, KernelGrid};
 use image::{ComputeCapability, CudaImage, CudaImageKind, KernelEnvironment};
-use memory::{MemoryPool, RawAllocator};
 use parking_lot::{Mutex, RwLock};
 use std::collections::{HashMap, HashSet};
 use std::ffi::CString;
@@ -100,24 +98,8 @@ pub fn config() -> &'static CudaConfig {
     &CONFIG
 }
 
-/// `DeviceEnvironmentTy` (abi-reference §7.1), written into
-/// `__omp_rtl_device_environment` when an image defines it.
-#[repr(C)]
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct DeviceEnvironment {
-    pub device_debug_kind: u32,
-    pub num_devices: u32,
-    pub device_num: u32,
-    pub dynamic_mem_size: u32,
-    pub clock_frequency: u64,
-    pub indirect_call_table: u64,
-    pub indirect_call_table_size: u64,
-    pub hardware_parallelism: u64,
-}
-const _: () = assert!(size_of::<DeviceEnvironment>() == 48);
+pub use crate::plugins::gpu::{DEVICE_ENVIRONMENT_SYMBOL, DeviceEnvironment};
 
-/// Name of the device-environment global of the OpenMP device runtime.
-pub const DEVICE_ENVIRONMENT_SYMBOL: &str = "__omp_rtl_device_environment";
 /// The kernel LLVM's nvptx-lower-ctor-dtor pass emits to run constructors.
 pub const GLOBAL_CTOR_KERNEL: &str = "nvptx$device$init";
 /// ... and the one that runs destructors.
@@ -183,13 +165,6 @@ struct Clock {
     base: Handle,
     probe: Handle,
     base_ns: u64,
-}
-
-fn monotonic_ns() -> u64 {
-    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
-    // SAFETY: `ts` is a live out-parameter.
-    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
-    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
 }
 
 /// The initialised plugin: the driver and its devices.
@@ -773,7 +748,7 @@ fn read_clock(d: &CudaDriver, ctx: &DeviceCtx) -> Result<u64> {
         // SAFETY: as above.
         d.check(unsafe { create(&mut probe, 0) }, "cuEventCreate")?;
         mark(Handle(base))?;
-        *g = Some(Clock { base: Handle(base), probe: Handle(probe), base_ns: monotonic_ns() });
+        *g = Some(Clock { base: Handle(base), probe: Handle(probe), base_ns: crate::base::clock::monotonic_ns() });
     }
     let c = g.as_mut().ok_or_else(missing)?;
     mark(c.probe)?;
@@ -1274,6 +1249,33 @@ impl Plugin for CudaPlugin {
                 None => format!("cuda-{}", dev.ordinal),
             },
             Err(_) => format!("cuda-{device}"),
+        }
+    }
+
+    fn properties(&self, device: usize) -> super::DeviceProperties {
+        let Ok((st, dev)) = self.device(device) else { return super::DeviceProperties::default() };
+        let v = st.driver_version;
+        let group = dev.grid.thread_limit;
+        let dims = [group, group, group.min(64)];
+        super::DeviceProperties {
+            device_type: super::DeviceType::Gpu,
+            name: dev.name.clone(),
+            product: format!("sm_{}{}", dev.cc.major, dev.cc.minor),
+            vendor: "NVIDIA Corporation".into(),
+            vendor_id: 0x10de,
+            driver_version: format!("{}.{}", v / 1000, (v % 1000) / 10),
+            max_group_size: group,
+            max_group_dims: dims,
+            max_groups: [dev.grid.block_limit; 3],
+            compute_units: dev.sm_count,
+            clock_mhz: 0,
+            memory_clock_mhz: 0,
+            address_bits: 64,
+            global_memory: dev.total_mem,
+            // The static shared memory a block may use by default.
+            local_memory: 48 << 10,
+            simd_width: dev.grid.warp_size,
+            vector_widths: [1; 7],
         }
     }
 

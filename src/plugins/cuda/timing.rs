@@ -20,7 +20,8 @@
 //! events have `CU_EVENT_DISABLE_TIMING`) and pooled per context.
 
 use super::driver::CUresult;
-use super::{CudaPlugin, DeviceCtx, Handle, monotonic_ns};
+use super::{CudaPlugin, DeviceCtx, Handle};
+use crate::base::clock::monotonic_ns;
 use crate::plugins::QueueHandle;
 
 /// One timed span: events recorded before and after its operations.

@@ -21,19 +21,21 @@
 //!   the first blocks kept are handed out again in 22.1's order and memory
 //!   goes back when the mappings go.
 //!
-//! Large blocks (the huge-page ones, see `alloc_huge`) are kept as well, up to
-//! [`LARGE_CACHE_BYTES`] in all, and handed back for an allocation of the same
-//! size, the last freed first: a `map(to:)` region on unmapped data then
-//! copies into memory that is already faulted in instead of fresh pages.
-//! 22.1 returns such blocks to `free` (glibc unmaps them), so addresses of
-//! blocks above the threshold are not an observable the manager promises.
+//! Large blocks (4 MiB and more) are kept as well, up to [`LARGE_CACHE_BYTES`]
+//! in all, and handed back for an allocation of the same size, the last freed
+//! first: a `map(to:)` region on unmapped data then copies into memory that is
+//! already faulted in instead of fresh pages. 22.1 returns such blocks to
+//! `free` (glibc unmaps them), so addresses of blocks above the threshold are
+//! not an observable the manager promises. The pool also knows which large
+//! blocks in use are still fresh (from the backing, nothing copied in yet), so
+//! that the plugin can fault in, in one call, the pages a first copy into one
+//! is about to write (see [`Pool::first_fill`]).
 //!
 //! Locks: one per size class and one per shard of the pointer → size table
 //! (shards by address), never one for the whole plugin.
 
-use crate::device::AddrHash;
+use crate::base::hash::AddrHash;
 use parking_lot::Mutex;
-use std::collections::VecDeque;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Maps keyed by addresses or sizes: one multiply per hash, not SipHash.
@@ -84,20 +86,74 @@ pub trait Backing {
     fn free(&self, ptr: u64);
 }
 
+/// Kept blocks of one size, oldest first: a vector read from `head` on,
+/// cleared when emptied (a class that takes and gives back one block
+/// touches no wrap-around arithmetic).
+#[derive(Default)]
+struct Fifo {
+    items: Vec<u64>,
+    head: usize,
+}
+
+impl Fifo {
+    #[inline(always)]
+    fn pop_front(&mut self) -> Option<u64> {
+        let v = *self.items.get(self.head)?;
+        self.head += 1;
+        if self.head == self.items.len() {
+            self.items.clear();
+            self.head = 0;
+        }
+        Some(v)
+    }
+
+    #[inline(always)]
+    fn push_back(&mut self, v: u64) {
+        if self.items.len() == self.items.capacity() {
+            self.make_room();
+        }
+        self.items.push(v);
+    }
+
+    /// Before the vector would grow: drops the taken prefix instead when it
+    /// is at least half of it.
+    #[cold]
+    fn make_room(&mut self) {
+        if self.head * 2 >= self.items.len() && self.head > 0 {
+            self.items.drain(..self.head);
+            self.head = 0;
+        }
+    }
+
+    fn is_empty(&self) -> bool {
+        self.head == self.items.len()
+    }
+
+    #[inline(always)]
+    fn len(&self) -> usize {
+        self.items.len() - self.head
+    }
+
+    fn into_vec(mut self) -> Vec<u64> {
+        self.items.drain(..self.head);
+        self.items
+    }
+}
+
 #[derive(Default)]
 struct Class {
     /// Kept blocks of size `hot_size` (the size freed last; 0 = none),
     /// oldest first, outside the map: a program allocating and freeing one
     /// size takes and gives back blocks without hashing.
     hot_size: usize,
-    hot: VecDeque<u64>,
+    hot: Fifo,
     /// Most blocks `hot` may hold: what [`CLASS_KEEP_COST`] leaves after
     /// the blocks in `by_size`, in blocks of `hot_size` (set by `make_hot`).
     /// The queue's capacity never exceeds it, so the hot path checks it only
     /// where the queue would grow anyway (length = capacity).
     hot_limit: usize,
     /// Kept blocks of the other sizes, each oldest first.
-    by_size: HashMap<usize, VecDeque<u64>>,
+    by_size: HashMap<usize, Fifo>,
     /// [`keep_cost`] of the blocks in `by_size`.
     others_cost: usize,
 }
@@ -128,24 +184,10 @@ impl Class {
         if self.hot_size != size {
             self.make_hot(size);
         }
-        if self.hot.len() == self.hot.capacity() && !self.grow_hot() {
+        if self.hot.len() >= self.hot_limit {
             return false;
         }
         self.hot.push_back(ptr);
-        true
-    }
-
-    /// Makes room for one more hot block within `hot_limit`: the capacity
-    /// doubles (at least 4), but never past the limit; `false` when the
-    /// queue is at its limit.
-    #[cold]
-    #[inline(never)]
-    fn grow_hot(&mut self) -> bool {
-        let len = self.hot.len();
-        if len >= self.hot_limit {
-            return false;
-        }
-        self.hot.reserve_exact((len * 2).max(4).min(self.hot_limit) - len);
         true
     }
 
@@ -164,16 +206,12 @@ impl Class {
         // The class never held more than its budget, so this is at least
         // the queue just made hot.
         self.hot_limit = CLASS_KEEP_COST.saturating_sub(self.others_cost) / keep_cost(size);
-        if self.hot.capacity() > self.hot_limit {
-            let keep = self.hot.len().max(self.hot_limit);
-            self.hot.shrink_to(keep);
-        }
     }
 
     /// Every kept block; the class is empty afterwards.
     fn take_all(&mut self) -> Vec<u64> {
-        let mut all: Vec<u64> = std::mem::take(&mut self.hot).into();
-        all.extend(std::mem::take(&mut self.by_size).into_values().flatten());
+        let mut all: Vec<u64> = std::mem::take(&mut self.hot).into_vec();
+        all.extend(std::mem::take(&mut self.by_size).into_values().flat_map(Fifo::into_vec));
         self.hot_size = 0;
         self.hot_limit = 0;
         self.others_cost = 0;
@@ -182,7 +220,7 @@ impl Class {
 
     #[cfg(test)]
     fn len(&self) -> usize {
-        self.hot.len() + self.by_size.values().map(VecDeque::len).sum::<usize>()
+        self.hot.len() + self.by_size.values().map(Fifo::len).sum::<usize>()
     }
 }
 
@@ -271,9 +309,19 @@ struct LargeCache {
     bytes: usize,
 }
 
+/// A large block in use.
+#[derive(Clone, Copy)]
+struct LiveLarge {
+    bytes: usize,
+    /// From the backing, and no copy has filled it yet.
+    fresh: bool,
+}
+
 /// The pool of one plugin (all its devices share the host's memory).
 pub struct Pool {
     threshold: Option<usize>,
+    /// `threshold` as one number for the hot test: 0 when the manager is off.
+    small_max: usize,
     large_from: usize,
     classes: [Mutex<Class>; CLASSES],
     /// Every block the small-block manager handed out: address → size.
@@ -281,8 +329,8 @@ pub struct Pool {
     /// A lock-free, direct-mapped cache in front of `owned` (see [`Recent`]).
     recent: Recent,
     large: Mutex<LargeCache>,
-    /// Large blocks in use: address → size (rare, one lock is enough).
-    large_live: Mutex<HashMap<usize, usize>>,
+    /// Large blocks in use, by address (rare, one lock is enough).
+    large_live: Mutex<HashMap<usize, LiveLarge>>,
 }
 
 impl Default for Pool {
@@ -300,6 +348,7 @@ impl Pool {
     pub fn new(threshold: Option<usize>, large_from: usize) -> Self {
         Pool {
             threshold,
+            small_max: threshold.unwrap_or(0),
             large_from,
             classes: std::array::from_fn(|_| Mutex::new(Class::default())),
             owned: std::array::from_fn(|_| Mutex::new(HashMap::default())),
@@ -325,7 +374,8 @@ impl Pool {
     }
 
     fn small(&self, bytes: usize) -> bool {
-        self.threshold.is_some_and(|t| bytes > 0 && bytes <= t)
+        // 0 < bytes <= threshold, one compare (0 wraps to the largest value).
+        bytes.wrapping_sub(1) < self.small_max
     }
 
     /// A block of `bytes` bytes: a kept one if there is one, else from
@@ -352,19 +402,21 @@ impl Pool {
             self.recent.note(p, bytes);
             return Some(p);
         }
-        if self.threshold.is_some() && bytes >= self.large_from && bytes <= LARGE_CACHE_BYTES {
-            let reused = {
+        if self.threshold.is_some() && bytes >= self.large_from {
+            let reused = if bytes <= LARGE_CACHE_BYTES {
                 let mut l = self.large.lock();
                 l.blocks.iter().rposition(|&(s, _)| s == bytes).map(|i| {
                     l.bytes -= bytes;
                     l.blocks.remove(i).1
                 })
+            } else {
+                None
             };
-            let p = match reused {
-                Some(p) => p,
-                None => self.fresh(bytes, backing)?,
+            let (p, fresh) = match reused {
+                Some(p) => (p, false),
+                None => (self.fresh(bytes, backing)?, true),
             };
-            self.large_live.lock().insert(p as usize, bytes);
+            self.large_live.lock().insert(p as usize, LiveLarge { bytes, fresh });
             return Some(p);
         }
         self.fresh(bytes, backing)
@@ -408,6 +460,19 @@ impl Pool {
         }
     }
 
+    /// [`Pool::free`] of a block whose size the caller knows (the
+    /// allocation table's): a small block is kept without asking `recent`.
+    #[inline(always)]
+    pub fn free_sized(&self, ptr: u64, size: usize, backing: &dyn Backing) {
+        if self.small(size) {
+            if !self.classes[class_of(size)].lock().keep(size, ptr) {
+                self.let_go(ptr, backing);
+            }
+            return;
+        }
+        self.free_other(ptr, backing)
+    }
+
     /// [`Pool::free`] past `recent`.
     #[inline(never)]
     fn free_other(&self, ptr: u64, backing: &dyn Backing) {
@@ -425,7 +490,9 @@ impl Pool {
             return;
         }
         let large = self.large_live.lock().remove(&(ptr as usize));
-        let Some(bytes) = large else { return backing.free(ptr) };
+        let Some(LiveLarge { bytes, .. }) = large.filter(|b| b.bytes <= LARGE_CACHE_BYTES) else {
+            return backing.free(ptr);
+        };
         let evicted = {
             let mut l = self.large.lock();
             l.blocks.push((bytes, ptr));
@@ -439,6 +506,24 @@ impl Pool {
             evicted
         };
         evicted.into_iter().for_each(|p| backing.free(p));
+    }
+
+    /// Whether a copy of `bytes` bytes to `ptr` is the first to fill a large
+    /// block fresh from the backing, starting at its first byte: its pages
+    /// are then still to be faulted in, all those the copy writes. The block
+    /// counts as filled from now on (a kernel may have written parts of it
+    /// before; faulting in a page that is already there changes nothing).
+    pub fn first_fill(&self, ptr: u64, bytes: usize) -> bool {
+        if self.threshold.is_none() || bytes < self.large_from {
+            return false;
+        }
+        match self.large_live.lock().get_mut(&(ptr as usize)) {
+            Some(b) if b.fresh && bytes <= b.bytes => {
+                b.fresh = false;
+                true
+            }
+            _ => false,
+        }
     }
 
     /// Fresh memory; when there is none, the kept blocks are given back
@@ -634,6 +719,39 @@ mod tests {
         assert_eq!(pool.kept(), LARGE_CACHE_BLOCKS);
         pool.release_kept(&b);
         assert_eq!(pool.kept(), 0);
+        assert_eq!(b.live.load(Ordering::Relaxed), 0);
+    }
+
+    #[test]
+    fn first_fill_once_per_fresh_large_block() {
+        let b = Counting::default();
+        let pool = Pool::new(Some(8192), 1 << 20);
+        let x = pool.alloc(1 << 20, &b).unwrap();
+        assert!(!pool.first_fill(x + 64, 1 << 20), "not the block's start");
+        assert!(!pool.first_fill(x, 2 << 20), "larger than the block");
+        assert!(pool.first_fill(x, 1 << 20));
+        assert!(!pool.first_fill(x, 1 << 20), "filled once already");
+        pool.free(x, &b);
+        // Reused from the cache: its pages are there already.
+        assert_eq!(pool.alloc(1 << 20, &b), Some(x));
+        assert!(!pool.first_fill(x, 1 << 20));
+        // Small blocks and copies below the large size never count.
+        let s = pool.alloc(64, &b).unwrap();
+        assert!(!pool.first_fill(s, 64));
+        // Above what the cache keeps (address space only, never touched):
+        // tracked while in use, given back when freed.
+        let y = pool.alloc(LARGE_CACHE_BYTES + 4096, &b).unwrap();
+        assert!(pool.first_fill(y, LARGE_CACHE_BYTES + 4096));
+        pool.free(y, &b);
+        assert_eq!(pool.kept(), 0);
+        // With the manager off nothing is tracked.
+        let off = Pool::new(None, 1 << 20);
+        let z = off.alloc(1 << 20, &b).unwrap();
+        assert!(!off.first_fill(z, 1 << 20));
+        off.free(z, &b);
+        pool.free(x, &b);
+        pool.free(s, &b);
+        pool.release_kept(&b);
         assert_eq!(b.live.load(Ordering::Relaxed), 0);
     }
 

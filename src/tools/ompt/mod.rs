@@ -115,24 +115,7 @@ static LOOKUP: OnceLock<Lookup> = OnceLock::new();
 /// Correlation ids for tools with non-EMI callbacks (22.1 starts at 1).
 static NEXT_ID: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
 
-/// Set when a tool listens or a profile is recorded: the one flag a data
-/// or launch hook tests before its (out-of-line) slow path.
-static HOOKS: AtomicBool = AtomicBool::new(false);
-
-/// Whether any hook (OMPT or `LIBOMPTARGET_PROFILE`) is live.
-#[inline(always)]
-pub fn hooks() -> bool {
-    if cfg!(feature = "bench-no-hooks") {
-        return false;
-    }
-    HOOKS.load(Ordering::Relaxed)
-}
-
-/// Turns the hooks on (before any construct runs).
-pub fn set_hooks() {
-    HOOKS.store(true, Ordering::Release);
-    crate::base::fast_path::set(crate::base::fast_path::HOOKS, true);
-}
+pub use super::hooks::{hooks, set_hooks};
 
 /// Whether a tool listens. The one branch every hook costs without a tool.
 #[inline(always)]
@@ -274,13 +257,50 @@ unsafe extern "C" fn device_lookup(_name: *const c_char) -> *mut c_void {
     std::ptr::null_mut()
 }
 
-/// `device_initialize` (22.1: when the plugin initialises the device);
-/// `traceable`: the lookup offers the device tracing entry points.
+/// A device as OMPT knows it: the handle tools get (`ompt_device_t *`),
+/// and where its clock is.
+#[derive(Clone, Copy)]
+pub(crate) struct DeviceEntry {
+    pub handle: usize,
+    pub plugin: &'static dyn crate::plugins::Plugin,
+    pub plugin_device: usize,
+}
+
+/// Every device the device layer exposed, by number (append-only).
+static DEVICES: [OnceLock<DeviceEntry>; crate::plugins::MAX_DEVICES] = [const { OnceLock::new() }; crate::plugins::MAX_DEVICES];
+/// Number of devices exposed: the initial device's number.
+static DEVICE_COUNT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+/// The OMPT entry of device `id`.
+pub(crate) fn device_entry(id: usize) -> Option<DeviceEntry> {
+    DEVICES.get(id)?.get().copied()
+}
+
+/// The device an `ompt_device_t *` names, if any.
+pub(crate) fn device_by_handle(handle: usize) -> Option<usize> {
+    (0..DEVICE_COUNT.load(Ordering::Acquire)).find(|&i| device_entry(i).is_some_and(|e| e.handle == handle))
+}
+
+/// A device was exposed as number `device` (the device layer calls this
+/// for every device): OMPT records it and, when a tool listens, calls its
+/// `device_initialize` (22.1: when the plugin initialises the device). The
+/// lookup offers the device tracing entry points where the plugin has a clock.
+pub fn device_initialize(device: usize, handle: usize, plugin: &'static dyn crate::plugins::Plugin, plugin_device: usize) {
+    if let Some(slot) = DEVICES.get(device) {
+        let _ = slot.set(DeviceEntry { handle, plugin, plugin_device });
+        DEVICE_COUNT.fetch_max(device + 1, Ordering::AcqRel);
+    }
+    if on() {
+        device_initialize_callback(device, handle, plugin, plugin_device);
+    }
+}
+
 #[cold]
 #[inline(never)]
-pub fn device_initialize(device: usize, kind: &std::ffi::CStr, handle: usize, traceable: bool) {
+fn device_initialize_callback(device: usize, handle: usize, plugin: &'static dyn crate::plugins::Plugin, plugin_device: usize) {
     if let Some(f) = cbs().device_initialize {
-        let lookup: Lookup = if traceable { trace::lookup } else { device_lookup };
+        let kind = std::ffi::CString::new(plugin.compute_unit_kind(plugin_device)).unwrap_or_default();
+        let lookup: Lookup = if plugin.traceable() { trace::lookup } else { device_lookup };
         // SAFETY: the tool's callback with the arguments omp-tools.h gives it; `kind` lives for the call.
         unsafe { f(device as c_int, kind.as_ptr(), handle as *mut c_void, Some(lookup), std::ptr::null()) };
     }
@@ -404,7 +424,7 @@ fn data_op(begin: bool, dev: usize, op: Op, src: usize, src_dev: i64, dst: usize
 
 /// The host device number as 22.1's copies report it (`omp_get_initial_device()`).
 fn host_device() -> i64 {
-    crate::openmp::get().num_devices() as i64
+    DEVICE_COUNT.load(Ordering::Acquire) as i64
 }
 
 /// Device allocation: begin (target pointer not known yet) or end.

@@ -185,7 +185,7 @@ pub fn enabled_any(device: usize, kinds: u64) -> bool {
 
 /// The device clock of runtime device `device` (0: none).
 pub fn clock(device: usize) -> u64 {
-    crate::openmp::get().device_clock(device).unwrap_or(0)
+    super::device_entry(device).and_then(|e| e.plugin.device_clock(e.plugin_device)).unwrap_or(0)
 }
 
 fn thread_id() -> u64 {
@@ -337,7 +337,7 @@ fn device_of(dev: *mut c_void) -> Option<usize> {
     if dev.is_null() {
         return None;
     }
-    crate::openmp::get().device_by_ptr(dev as usize).filter(|&d| crate::openmp::get().device_traceable(d))
+    super::device_by_handle(dev as usize).filter(|&d| super::device_entry(d).is_some_and(|e| e.plugin.traceable()))
 }
 
 unsafe extern "C" fn set_trace_ompt(dev: *mut c_void, enable: c_uint, etype: c_uint) -> c_int {
@@ -463,7 +463,7 @@ unsafe extern "C" fn translate_time(dev: *mut c_void, time: u64) -> f64 {
 
 /// Runs an entry point's body; a panic is reported and gives `fallback`.
 fn entry<T: Copy>(name: &'static str, fallback: T, f: impl FnOnce() -> T) -> T {
-    crate::c_api::openmp::boundary::value_entry(name, fallback, || Ok(f()))
+    crate::base::guard::value_entry(name, fallback, || Ok(f()))
 }
 
 /// `omp_get_wtime` of libomp (the host scale `ompt_translate_time` maps to).

@@ -1,8 +1,7 @@
 //! Kernel record/replay entry points (`__tgt_activate_record_replay`,
 //! `__tgt_target_kernel_replay`), as LLVM's `llvm-omp-kernel-replay` tool
-//! calls them; the mechanism is in `openmp::record_replay`. (The file keeps
-//! its name to ease merging; interop lives in `interop.rs`, kernel-language
-//! launches in `kernel_lang.rs`.)
+//! calls them; the mechanism is in `openmp::record_replay` and the device
+//! layer's `device::record_memory`.
 
 use super::boundary::int_entry;
 use crate::abi::ident_t;
@@ -28,7 +27,7 @@ pub unsafe extern "C" fn __tgt_activate_record_replay(
 ) -> c_int {
     int_entry("__tgt_activate_record_replay", || {
         let dev = crate::openmp::get().device(device_id)?;
-        let offset = record_replay::activate(dev, memory_size, vaddr as u64, is_record, save_output)?;
+        let offset = crate::device::record_memory::activate(dev, memory_size, vaddr as u64, is_record, save_output)?;
         if !req_ptr_arg_offset.is_null() && (req_ptr_arg_offset as usize).is_multiple_of(align_of::<u64>()) {
             // SAFETY: non-NULL, aligned, caller's contract.
             unsafe { *req_ptr_arg_offset = offset };

@@ -2,7 +2,7 @@
 //! (`GenericKernelTy::init`, `getNumThreads`, `getNumBlocks`; abi-reference
 //! §7.2, §7.5). Pure arithmetic, no driver.
 
-use super::image::{ExecMode, KernelEnvironment};
+use super::kernel_env::{ExecMode, KernelEnvironment};
 
 /// Per-device grid values (`GridValues` after device init).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

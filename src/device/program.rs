@@ -1,0 +1,192 @@
+//! Images loaded on a device and their symbols.
+//!
+//! [`Device::load_image`] and [`Device::unload_image`] are what both faces
+//! load with (OpenMP's registered images, liboffload's programs). A
+//! [`Program`] is liboffload's view: an image with its bytes, whose symbols
+//! are looked up by name and kind. Only the image's own defined symbols of
+//! the asked kind are found: a kernel must be a function of the image, a
+//! global a data object of it (on a CPU device, `dlsym` would also find
+//! `exit` or `environ` in the image's dependencies, and a data object
+//! launched as a kernel jumps into data).
+
+use super::Device;
+use super::image::parse_offload_binary;
+use crate::base::error::{OffloadError, Result};
+use crate::plugins::{ImageHandle, KernelHandle};
+use parking_lot::Mutex;
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// What a symbol is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum SymbolKind {
+    Kernel,
+    Global,
+}
+
+/// A symbol of a loaded program.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Symbol {
+    pub kind: SymbolKind,
+    /// Kernel: the plugin's kernel handle. Global: its device address.
+    pub handle: KernelHandle,
+    /// Global: its size in bytes (0 for kernels).
+    pub size: u64,
+}
+
+impl Device {
+    /// Loads an image (unwrapped already) on this device.
+    pub fn load_image(&self, image: &[u8]) -> Result<ImageHandle> {
+        self.plugin.load_binary(self.plugin_device, image)
+    }
+
+    /// Unloads an image [`Device::load_image`] loaded (its device destructors run).
+    pub fn unload_image(&self, image: ImageHandle) -> Result<()> {
+        self.plugin.unload_binary(self.plugin_device, image)
+    }
+
+    /// The image this device would load from `data` (an OffloadBinary
+    /// container is unwrapped), or why it cannot load it.
+    pub fn runnable_image<'a>(&self, data: &'a [u8]) -> Result<&'a [u8]> {
+        let inner = match parse_offload_binary(data)? {
+            Some(ob) => &data[ob.image],
+            None => data,
+        };
+        if !self.plugin.is_compatible(inner) {
+            return Err(OffloadError::IncompatibleImage(format!("the image is not a program for {} devices", self.plugin.name())));
+        }
+        if !self.plugin.is_device_compatible(self.plugin_device, inner) {
+            return Err(OffloadError::IncompatibleImage(format!("the image is not compatible with device {}", self.uid())));
+        }
+        Ok(inner)
+    }
+}
+
+/// A program loaded on one device.
+pub struct Program {
+    pub dev: &'static Device,
+    image: ImageHandle,
+    /// The inner image (its symbol table decides what may be looked up).
+    bytes: Vec<u8>,
+    /// Number of this program among every program loaded (for its globals' ranges).
+    serial: u64,
+    /// Whether `unload` ran.
+    unloaded: bool,
+}
+
+impl std::fmt::Debug for Program {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Program({} on {:?})", self.serial, self.dev)
+    }
+}
+
+static SERIAL: AtomicU64 = AtomicU64::new(1);
+
+/// The globals of live programs that were looked up: device address →
+/// (size, device, program). Copies into a device whose memory is host
+/// memory are checked against them ([`known_range`]).
+static GLOBALS: Mutex<BTreeMap<u64, (u64, usize, u64)>> = Mutex::new(BTreeMap::new());
+
+/// Fork participation: the globals' table.
+pub(super) fn lock_for_fork(held: &mut crate::base::fork::ForkLocks) -> bool {
+    held.mutex(&GLOBALS)
+}
+
+/// Whether `[ptr, ptr+len)` lies inside a global of a live program on `device`.
+pub fn in_live_global(device: usize, ptr: u64, len: u64) -> bool {
+    let g = GLOBALS.lock();
+    g.range(..=ptr)
+        .next_back()
+        .is_some_and(|(&base, &(size, dev, _))| dev == device && ptr.checked_add(len).is_some_and(|end| end <= base + size) && ptr >= base)
+}
+
+/// ELF symbol types that the kinds accept.
+fn kind_matches(kind: SymbolKind, sym: object::SymbolKind) -> bool {
+    match kind {
+        SymbolKind::Kernel => sym == object::SymbolKind::Text,
+        SymbolKind::Global => sym == object::SymbolKind::Data,
+    }
+}
+
+/// How the image defines `name`: `Ok(Some(size))` when it defines it with
+/// the asked kind, `Ok(None)` when the image is no ELF file (PTX: the driver
+/// decides), an error naming what is wrong otherwise.
+fn own_symbol(bytes: &[u8], name: &str, kind: SymbolKind) -> Result<Option<u64>> {
+    use object::{Object, ObjectSymbol};
+    let Ok(file) = object::File::parse(bytes) else { return Ok(None) };
+    let mut found_other = None;
+    for s in file.dynamic_symbols().chain(file.symbols()) {
+        if s.name() != Ok(name) || s.is_undefined() {
+            continue;
+        }
+        if kind_matches(kind, s.kind()) {
+            return Ok(Some(s.size()));
+        }
+        found_other = Some(s.kind());
+    }
+    let what = match kind {
+        SymbolKind::Kernel => "kernel",
+        SymbolKind::Global => "global variable",
+    };
+    Err(match found_other {
+        Some(k) => OffloadError::InvalidArgument(format!("'{name}' is not a {what} of the program (it is {k:?})")),
+        None => OffloadError::NotInImage(format!("the program defines no {what} '{name}'")),
+    })
+}
+
+impl Program {
+    /// Loads `data` (an image, or an OffloadBinary container of one) on `dev`.
+    pub fn load(dev: &'static Device, data: &[u8]) -> Result<Program> {
+        let inner = dev.runnable_image(data)?;
+        let image = dev.load_image(inner)?;
+        Ok(Program { dev, image, bytes: inner.to_vec(), serial: SERIAL.fetch_add(1, Ordering::Relaxed), unloaded: false })
+    }
+
+    /// The plugin's handle of the loaded image.
+    pub fn image(&self) -> ImageHandle {
+        self.image
+    }
+
+    /// Looks a symbol of this program up.
+    pub fn symbol(&self, name: &str, kind: SymbolKind) -> Result<Symbol> {
+        if self.unloaded {
+            return Err(OffloadError::InvalidArgument("the program was unloaded".into()));
+        }
+        let elf_size = own_symbol(&self.bytes, name, kind)?;
+        let (p, d) = (self.dev.plugin, self.dev.plugin_device);
+        match kind {
+            SymbolKind::Kernel => Ok(Symbol { kind, handle: p.get_function(d, self.image, name)?, size: 0 }),
+            SymbolKind::Global => {
+                let size = elf_size.unwrap_or(0);
+                let addr = p.get_global(d, self.image, name, size)?;
+                if size > 0 {
+                    GLOBALS.lock().insert(addr, (size, self.dev.id, self.serial));
+                }
+                Ok(Symbol { kind, handle: addr, size })
+            }
+        }
+    }
+
+    /// Unloads the program; its globals are no longer known ranges.
+    pub fn unload(mut self) -> Result<()> {
+        self.unload_now()
+    }
+
+    fn unload_now(&mut self) -> Result<()> {
+        if std::mem::replace(&mut self.unloaded, true) {
+            return Ok(());
+        }
+        GLOBALS.lock().retain(|_, v| v.2 != self.serial);
+        // Queued copies into its globals and launches of its kernels finish first.
+        super::work_queue::drain_all();
+        self.dev.unload_image(self.image)
+    }
+}
+
+impl Drop for Program {
+    fn drop(&mut self) {
+        if let Err(e) = self.unload_now() {
+            crate::base::diag::report(&format!("unloading a program on device {}: {e}", self.dev.id));
+        }
+    }
+}
