@@ -14,7 +14,7 @@
 #                    to bench/build/ first, so a rebuild cannot disturb a run
 #   --rounds N       A/B rounds per benchmark (default 7; --smoke: 1)
 #   --only LIST      comma-separated subset of
-#                    lat,callgrind,scale,conc,xfer,nowait,startup
+#                    lat,callgrind,scale,conc,xfer,nowait,startup,mem
 #   --no-callgrind   same as leaving callgrind out of --only
 #   --profile        also print, for every latency metric, the functions in
 #                    which our runtime spends its instructions (callgrind)
@@ -46,7 +46,7 @@ CFLAGS=(-O2 -g -Wall -Wno-unknown-pragmas)
 
 SMOKE=0
 ROUNDS=
-ONLY=lat,callgrind,scale,conc,xfer,nowait,startup
+ONLY=lat,callgrind,scale,conc,xfer,nowait,startup,mem
 PROFILE=0
 
 usage() { sed -n '2,/^$/{s/^# \{0,1\}//;p}' "${BASH_SOURCE[0]}"; }
@@ -68,7 +68,7 @@ while [ $# -gt 0 ]; do
   shift
 done
 for b in ${ONLY//,/ }; do
-  case "$b" in lat | callgrind | scale | conc | xfer | nowait | startup) ;;
+  case "$b" in lat | callgrind | scale | conc | xfer | nowait | startup | mem) ;;
   *) echo "run.sh: unknown benchmark '$b' in --only" >&2; exit 2 ;; esac
 done
 want() { [[ ",$ONLY," == *",$1,"* ]]; }
@@ -83,6 +83,10 @@ if [ "$SMOKE" = 1 ]; then
   XFER_ARGS=(1 1 64)          # samples per run, sizes in MiB...
   NOWAIT_ARGS=(100 1)         # regions per sample, samples per run
   START_ROUNDS=2
+  MEM_FRESH=(8 2)             # MiB per buffer, iterations
+  MEM_HASH=(4 4)              # MiB per buffer, buffers
+  MEM_TABLE=(16 100000)       # MiB of the large table, lookups per kernel
+  MEM_STREAM=(18 2)           # log2 of the array length, iterations
   TIMEOUT=60
 else
   : "${ROUNDS:=7}"
@@ -93,6 +97,10 @@ else
   XFER_ARGS=(5 1 64 512)
   NOWAIT_ARGS=(2000 5)
   START_ROUNDS=$((ROUNDS * 4))
+  MEM_FRESH=(64 5)
+  MEM_HASH=(16 16)
+  MEM_TABLE=(192 4000000)
+  MEM_STREAM=(25 20)
   TIMEOUT=300
 fi
 case "$ROUNDS" in '' | *[!0-9]* | 0) echo "run.sh: bad --rounds" >&2; exit 2 ;; esac
@@ -160,6 +168,8 @@ build xfer xfer.c "$CC_OMP" "${CFLAGS[@]}" "${OFFLOAD[@]}"
 build nowait nowait.c "$CC_OMP" "${CFLAGS[@]}" "${OFFLOAD[@]}"
 build startup startup.c "$CC_OMP" "${CFLAGS[@]}" "${OFFLOAD[@]}"
 build startup_plain startup.c "$CC_OMP" "${CFLAGS[@]}" -fopenmp
+build mem mem.c "$CC_OMP" "${CFLAGS[@]}" "${OFFLOAD[@]}"
+build stream stream.c "$CC_OMP" "${CFLAGS[@]}" "${OFFLOAD[@]}" -lm
 build launch launch.c "$CC_PLAIN" -O2 -Wall
 build floor floor.c "$CC_PLAIN" -O2 -g -Wall
 
@@ -246,6 +256,29 @@ if want startup; then
       if ! timeout -k 5 "$TIMEOUT" "$BUILD/launch" "$prefix" 1 "${env[@]}" -- "$prog" \
         2>>"$log" | awk -v rt="$rt" '$1 == "sample" { print rt, $2, $3 }' >>"$SAMPLES"; then
         fail "startup ($cfg): program failed (stderr: $log)"
+        break 2
+      fi
+    done
+  done
+  printf ' %ds\n' $((SECONDS - t0)) >&2
+fi
+
+# Device memory: the three patterns, each in a fresh process (A/B), then the
+# BabelStream-like program as a whole process (launch), LLVM and ours in turn.
+if want mem; then
+  ab mem_fresh "$ROUNDS" "$BUILD/mem" fresh "${MEM_FRESH[@]}"
+  ab mem_hash "$ROUNDS" "$BUILD/mem" hash "${MEM_HASH[@]}"
+  ab mem_table "$ROUNDS" "$BUILD/mem" table "${MEM_TABLE[@]}"
+  t0=$SECONDS
+  printf '== %-8s %d round(s) A/B, whole process ...' mem_stream "$ROUNDS" >&2
+  for ((r = 0; r < ROUNDS; r++)); do
+    for rt in llvm ours; do
+      env=()
+      [ "$rt" = ours ] && env=("LD_LIBRARY_PATH=$OURS_LDPATH")
+      log=$RES/logs/mem_stream.$rt.err
+      if ! timeout -k 5 "$TIMEOUT" "$BUILD/launch" mem_stream 1 "${env[@]}" -- "$BUILD/stream" "${MEM_STREAM[@]}" \
+        2>>"$log" | awk -v rt="$rt" '$1 == "sample" { print rt, $2, $3 }' >>"$SAMPLES"; then
+        fail "mem_stream on $rt: program failed (stderr: $log)"
         break 2
       fi
     done
@@ -411,6 +444,21 @@ ROWS=$RES/rows.txt
   echo "cmp|peak RSS, LD_PRELOAD mode (MiB)|llvm:startup_rss|ours:startup_preload_rss|mib|-"
   echo "cmp|wall, no-offload build (plain -fopenmp) in ours column (ms)|llvm:startup_wall|plain:startup_wall|ms|-"
   echo "cmp|peak RSS, no-offload build in ours column (MiB)|llvm:startup_rss|plain:startup_rss|mib|-"
+  echo "H|Device memory (ms per pattern, first mapping to last unmapping, in-process; lower is better)"
+  f="${MEM_FRESH[0]} MiB"; h="${MEM_HASH[1]} x ${MEM_HASH[0]} MiB"; tb="${MEM_TABLE[0]} + $((MEM_TABLE[0] / 8)) MiB"
+  echo "cmp|fresh buffers written once: 1st iteration (3 x $f, fresh memory)|llvm:mem_fresh_first|ours:mem_fresh_first|ms|<=1.00"
+  echo "cmp|fresh buffers written once: ${MEM_FRESH[1]} iterations|llvm:mem_fresh_total|ours:mem_fresh_total|ms|<=1.00"
+  echo "cmp|many fresh buffers hashed once ($h)|llvm:mem_hash_total|ours:mem_hash_total|ms|<=1.00"
+  echo "cmp|read-mostly lookup tables ($tb, 4 x ${MEM_TABLE[1]} lookups)|llvm:mem_table_total|ours:mem_table_total|ms|<=1.00"
+  echo "cmp|lookup tables: the 4 lookup kernels alone|llvm:mem_table_lookup|ours:mem_table_lookup|ms|-"
+  for p in fresh hash table; do
+    echo "cmp|system CPU time (page faults, zeroing): $p|llvm:mem_${p}_sys|ours:mem_${p}_sys|ms|-"
+  done
+  echo "H|BabelStream-like program, whole process (3 x 2^${MEM_STREAM[0]} doubles, ${MEM_STREAM[1]} iterations)"
+  echo "cmp|wall (ms)|llvm:mem_stream_wall|ours:mem_stream_wall|ms|<=1.00"
+  echo "cmp|user CPU (ms)|llvm:mem_stream_user|ours:mem_stream_user|ms|-"
+  echo "cmp|system CPU (ms)|llvm:mem_stream_sys|ours:mem_stream_sys|ms|-"
+  echo "cmp|peak RSS (MiB)|llvm:mem_stream_rss|ours:mem_stream_rss|mib|-"
 } >"$ROWS"
 
 TABLE=$RES/table.md

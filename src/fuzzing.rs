@@ -19,10 +19,15 @@ pub fn offload_binary(data: &[u8]) {
 }
 
 /// ELF identification, the layout check every plugin runs before loading,
-/// and the symbol-size lookup (`olGetSymbol`, globals).
+/// the host plugin's shared-object check before `dlopen`, and the
+/// symbol-size lookup (`olGetSymbol`, globals). An image the shared-object
+/// check accepts has passed the layout check too.
 pub fn elf(data: &[u8]) {
     let _ = elf_ident(data);
-    let _ = check_elf_layout(data);
+    let layout = check_elf_layout(data);
+    if crate::base::elf::check_shared_object(data).is_ok() {
+        assert!(layout.is_ok(), "shared object accepted with a broken layout");
+    }
     let _ = elf_symbol_size(data, "main");
 }
 
@@ -96,6 +101,7 @@ pub fn program_image(data: &[u8]) {
     };
     if elf_ident(inner).is_ok_and(|e| e.machine == crate::base::image::machine::X86_64) {
         let _ = check_elf_layout(inner);
+        let _ = crate::base::elf::check_shared_object(inner);
     }
     cuda_image(inner);
     amdgpu_image(inner);
@@ -107,7 +113,7 @@ pub fn program_image(data: &[u8]) {
 /// into those arrays (or NULL, or a misaligned pointer, as the field's low
 /// bits say), since a struct's arrays are the program's memory, not bytes.
 pub fn kernel_args(data: &[u8]) {
-    crate::c_api::openmp::kernel::fuzz_kernel_args(data);
+    crate::openmp::constructs::fuzz_kernel_args(data);
 }
 
 /// The mapper component vector (`rt_mapper_handle`) as a program may hand
@@ -171,9 +177,6 @@ pub fn mapper_components(data: &[u8]) {
     }
 }
 
-/// The fuzz entry points on a few inputs each, so that `cargo miri test`
-/// checks the unsafe code of the kernel-arguments reader and the mapper
-/// vector (.ci/run's miri job) and normal test runs keep the harnesses working.
 /// Random sequences of `ol*` calls on the CPU devices, with live, stale and
 /// made-up handles, sizes and pointers (the call-sequence fuzz target).
 /// Host-side memory is always the harness's own buffers (the header makes
@@ -430,6 +433,9 @@ pub fn ol_calls(data: &[u8]) {
     }
 }
 
+/// The fuzz entry points on a few inputs each, so that `cargo miri test`
+/// checks the unsafe code of the kernel-arguments reader and the mapper
+/// vector (c-tests/reliability/miri.sh) and normal test runs keep the harnesses working.
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -136,6 +136,28 @@ fn elf_layout_check_survives_mutations() {
     }
 }
 
+/// The host plugin's check before `dlopen` on mutated real shared objects
+/// (small system libraries): it may reject anything, never panics, and an
+/// image it accepts has every segment and section inside its bytes.
+#[test]
+fn shared_object_check_survives_mutations() {
+    use omptarget_rs::base::elf::check_shared_object;
+    let mut rng = Rng(seed());
+    let samples: Vec<Vec<u8>> = ["libdl.so.2", "libutil.so.1", "libpthread.so.0", "librt.so.1"]
+        .iter()
+        .filter_map(|l| std::fs::read(format!("/lib/x86_64-linux-gnu/{l}")).ok())
+        .collect();
+    for sample in &samples {
+        check_shared_object(sample).expect("a system library passes");
+        for _ in 0..5_000 {
+            let b = mutate(&mut rng, sample);
+            if check_shared_object(&b).is_ok() {
+                assert!(check_elf_layout(&b).is_ok(), "accepted an image whose layout check fails");
+            }
+        }
+    }
+}
+
 #[test]
 fn entry_table_parser_survives_mutations() {
     let mut rng = Rng(seed());

@@ -22,3 +22,22 @@ fn readme_opens_with_setup_and_test_commands() {
     let ci = read(".ci/run");
     assert!(ci.lines().any(|l| l.trim() == cmds[1]), ".ci/run must run the README's test command `{}`", cmds[1]);
 }
+
+/// Both README commands do their own set-up on a fresh machine through the
+/// one set-up script, before anything that needs what it installs.
+#[test]
+fn readme_commands_run_the_setup_script_first() {
+    for (script, mode) in [("c-tests/example/run.sh", "--example"), ("c-tests/test-all.sh", "")] {
+        let text = read(script);
+        let code: Vec<&str> = text.lines().map(str::trim).filter(|l| !l.is_empty() && !l.starts_with('#')).collect();
+        let call = format!("c-tests/setup.sh {mode}");
+        let setup = code
+            .iter()
+            .position(|l| l.starts_with("bash ") && l.contains("c-tests/setup.sh") && l.ends_with(mode))
+            .unwrap_or_else(|| panic!("{script} does not run `{call}`"));
+        let first_use =
+            code.iter().position(|l| l.starts_with("cargo ") || l.starts_with("clang-22 ")).expect("a cargo or clang-22 command");
+        assert!(setup < first_use, "{script}: `{call}` must come before `{}`", code[first_use]);
+    }
+    assert!(!read(".ci/run").contains("apt-get"), ".ci/run installs nothing itself: c-tests/setup.sh does");
+}

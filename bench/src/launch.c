@@ -1,12 +1,14 @@
-/* Start-up launcher: runs a program N times and reports, per run, its wall
- * time (spawn to exit, CLOCK_MONOTONIC) and peak RSS (wait4 ru_maxrss).
+/* Whole-process launcher: runs a program N times and reports, per run, its
+ * wall time (spawn to exit, CLOCK_MONOTONIC), peak RSS (wait4 ru_maxrss) and
+ * user and system CPU time (wait4 rusage, ms).
  *
  *   launch <metric-prefix> <n> [VAR=VALUE ...] -- <program> [args ...]
  *
  * The VAR=VALUE assignments are added to the child's environment only (so an
  * LD_PRELOAD does not apply to the launcher itself). The child's stdout goes
- * to /dev/null. Prints "sample <prefix>_wall <ms>" and
- * "sample <prefix>_rss <MiB>" per run; exits 1 if a run fails.
+ * to /dev/null. Prints "sample <prefix>_wall <ms>", "sample <prefix>_rss
+ * <MiB>", "sample <prefix>_user <ms>" and "sample <prefix>_sys <ms>" per
+ * run; exits 1 if a run fails.
  */
 #define _GNU_SOURCE
 #include <fcntl.h>
@@ -86,6 +88,8 @@ int main(int argc, char **argv) {
     }
     printf("sample %s_wall %.3f\n", prefix, t1 - t0);
     printf("sample %s_rss %.3f\n", prefix, ru.ru_maxrss / 1024.0);
+    printf("sample %s_user %.3f\n", prefix, ru.ru_utime.tv_sec * 1e3 + ru.ru_utime.tv_usec / 1e3);
+    printf("sample %s_sys %.3f\n", prefix, ru.ru_stime.tv_sec * 1e3 + ru.ru_stime.tv_usec / 1e3);
   }
   return 0;
 }

@@ -4,18 +4,9 @@
 # OpenMP program offloaded through it in library-path replacement mode.
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/../.." && pwd)
-need=()
-command -v clang-22 >/dev/null || need+=(clang-22)
-[ -e /usr/lib/llvm-22/lib/libomp.so ] || need+=(libomp-22-dev)
-[ -e /usr/lib/llvm-22/lib/libomptarget.so.22.1 ] || need+=(liboffload-22)
-[ -e /usr/lib/llvm-22/lib/libomptarget.so ] || need+=(liboffload-22-dev)
-[ -e /usr/lib/llvm-22/bin/ld.lld ] || need+=(lld-22)
-if [ ${#need[@]} -gt 0 ]; then
-  echo "installing: ${need[*]}"
-  sudo_=""; [ "$(id -u)" -eq 0 ] || sudo_=sudo
-  $sudo_ apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $sudo_ apt-get install -y -qq "${need[@]}" >/dev/null
-fi
+# clang-22, LLVM's OpenMP and offload runtime, lld-22 and cargo, if missing.
+bash "$repo/c-tests/setup.sh" --example
+command -v cargo >/dev/null || export PATH="${CARGO_HOME:-$HOME/.cargo}/bin:$PATH"
 cd "$repo"
 cargo build --release --quiet
 out=target/example

@@ -11,8 +11,16 @@
  *              nothing mapped, the program goes on;
  *   manyargs   a kernel launch with 2^21 arguments: the excess over the host
  *              plugin's limit is reported and the launch fails (abort 134
- *              with LLVM's launch-failure message), no stack overflow. */
+ *              with LLVM's launch-failure message), no stack overflow;
+ *   dynamic, memsz, relro
+ *              a program-header corruption of the image (elf_patch.h) that
+ *              crashed or ended the process inside dlopen: refused before
+ *              loading with a message naming the program header, and the
+ *              failed-load abort (134);
+ *   launch     a plain launch on the image as given (run.sh passes one that
+ *              needs a library that does not exist: the message names it). */
 #include "../abi/abi_util.h"
+#include "elf_patch.h"
 
 static const char r_add = 0;
 
@@ -20,20 +28,21 @@ int main(int argc, char **argv) {
   abi_buf image = abi_image_from_args(argc, argv);
   const char *c = argc > 2 ? argv[2] : "";
   if (!strcmp(c, "truncated")) image.size /= 2;
+  int corrupt = elf_corrupt(image.data, c);
   static tgt_offload_entry entries[1];
   entries[0] = abi_kernel_entry((void *)&r_add, "k3_add");
   abi_desc d;
   abi_make_desc(&d, image, &entries[0], &entries[1]);
   __tgt_register_lib(&d.desc);
   int a[4] = {1, 2, 3, 4};
-  if (!strcmp(c, "truncated")) {
+  if (!strcmp(c, "truncated") || corrupt || !strcmp(c, "launch")) {
     void *kb[3] = {a, ABI_LIT(4), ABI_LIT(1)}, *kp[3] = {a, ABI_LIT(4), ABI_LIT(1)};
     int64_t ks[3] = {sizeof a, 8, 8};
     int64_t kt[3] = {OMP_TGT_MAPTYPE_TO | OMP_TGT_MAPTYPE_FROM | OMP_TGT_MAPTYPE_TARGET_PARAM,
                      OMP_TGT_MAPTYPE_LITERAL | OMP_TGT_MAPTYPE_TARGET_PARAM,
                      OMP_TGT_MAPTYPE_LITERAL | OMP_TGT_MAPTYPE_TARGET_PARAM};
     KernelArgsTy k = abi_kargs(3, 3, kb, kp, ks, kt);
-    printf("launching on a truncated image\n");
+    printf("launching on a %s image\n", !strcmp(c, "launch") ? "given" : corrupt ? "corrupted" : "truncated");
     int rc = __tgt_target_kernel(abi_loc(), 0, 1, 1, (void *)&r_add, &k);
     printf("launch returned %d\n", rc);
   } else if (!strcmp(c, "null") || !strcmp(c, "negative")) {

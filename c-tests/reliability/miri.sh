@@ -5,13 +5,13 @@
 # the fuzz harnesses, which drive the kernel-arguments reader and the mapper
 # vector) under miri, which reports undefined behaviour: out-of-bounds or
 # misaligned reads, use after free, invalid values, data races. Needs the
-# nightly toolchain with the miri component (.ci/run adds it). Tests that
+# nightly toolchain with the miri component (c-tests/setup.sh adds it). Tests that
 # read files are ignored under miri (#[cfg_attr(miri, ignore)]).
 # Pointers from C are integers turned into pointers (exposed provenance):
 # -Zmiri-permissive-provenance accepts that without a warning per cast.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
-modules=(openmp::entries device::image openmp::mapping abi:: plugins::amdgpu::msgpack plugins::amdgpu::image plugins::gpu::grid
+modules=(openmp::entries device::image base::elf openmp::mapping abi:: plugins::amdgpu::msgpack plugins::amdgpu::image plugins::gpu::grid
          plugins::amdgpu::kernargs plugins::cuda::image fuzzing::)
 log=target/miri.log
 mkdir -p target

@@ -20,7 +20,13 @@
 #            completes (the images' link-map paths are openable by gdb).
 #   bad      bad_input.c (an ABI harness, cc): a truncated device image, a
 #            NULL host pointer with a size, a negative size, 2^21 kernel
-#            arguments: each reported clearly, never a crash.
+#            arguments, program-header corruptions that crashed dlopen (the
+#            dynamic segment's address, the last segment's p_memsz, RELRO past
+#            its segment), an image whose dependency is missing (the message
+#            names it): each reported clearly, never a crash.
+#            bad_image.c: the same images through olCreateProgram (ol*): each
+#            refused with error details naming the problem, then the valid
+#            image still loads and runs (skipped without liboffload-22-dev).
 #   dlopen   dlopen_cycles.c: 1,000 dlopen/offload/dlclose cycles (10,000
 #            with --long) of a library with a target region and a
 #            declare-target global: RSS growth < 2 MiB, no fd or maps growth.
@@ -36,10 +42,27 @@
 #            each; 20): that status and "results ok".
 #   stress   thread_stress.c: 8 threads x 10^4 mixed constructs (10^5, 50
 #            runs with --long), exact results, reference counts back to 0.
-#   valgrind dlopen_cycles (30 cycles) and the bad-input cases that return
-#            (NULL host pointer, negative size) under valgrind memcheck: no
-#            invalid access, no definite leak from our library. Needs the
-#            dlopen and bad checks' builds (runs after them by default).
+#   update   update_release_race.c: one thread enters and exits mappings of
+#            its arrays (every exit the last release) and maps canary arrays
+#            of the same sizes in between, 3 threads `target update` the
+#            arrays to and from all the while: no wrong byte in the arrays
+#            or canaries (an update never copies into or out of a freed
+#            block), nothing left mapped. 5 runs of 20,000 iterations, and 3
+#            on deferred queues (100 and 30 with --long).
+#   memory   map_memory.c: distinct mappings (`target enter data map(to:
+#            a[i:1])`, every 1000th used by a region, then `exit data
+#            map(from:)`) of array elements and of separate malloc blocks;
+#            after malloc_trim, resident memory must have grown by less than
+#            40 MiB: 10^6 array elements and 2*10^5 blocks (10^6 of both with
+#            --long). The printed results (values, presence) must equal LLVM
+#            22.1's for 2*10^4 of each (10^5 with --long), which keeps
+#            866 MiB after 10^6.
+#   valgrind dlopen_cycles (30 cycles), the bad-input cases that return
+#            (NULL host pointer, negative size) and bad_image (corrupt images
+#            and a missing dependency refused by olCreateProgram, then a
+#            valid one loaded) under valgrind memcheck: exit 0, no invalid
+#            access, no definite leak from our library. Needs the dlopen and
+#            bad checks' builds (runs after them by default).
 #
 # Prints one PASS/FAIL line per check and "N passed, N failed"; exit 1 on a failure.
 set -uo pipefail
@@ -50,7 +73,7 @@ OUT=$ROOT/target/reliability
 LONG=0
 if [ "${1:-}" = --long ]; then LONG=1; shift; fi
 CHECKS=("$@")
-[ ${#CHECKS[@]} -gt 0 ] || CHECKS=(fork gdb bad dlopen teardown stress valgrind)
+[ ${#CHECKS[@]} -gt 0 ] || CHECKS=(fork gdb bad dlopen teardown stress update memory valgrind)
 [ -f "$LIB" ] || { echo "reliability/run.sh: no runtime at $LIB (cargo build --release)" >&2; exit 2; }
 LIB=$(readlink -f "$LIB")
 mkdir -p "$OUT/shim" "$OUT/logs"
@@ -160,18 +183,35 @@ check_bad() {
     bad "build bad_input" "" "$log"
     return
   fi
-  # case, expected exit status, a line stdout must end with, a stderr substring
+  # The device image built against a library that is then removed: loading
+  # it must fail with the loader's reason, which names the library.
+  mkdir -p "$OUT/missing"
+  echo 'int omptarget_rs_missing_dep_fn(void) { return 1; }' >"$OUT/missing/dep.c"
+  if ! cc -shared -fPIC "$OUT/missing/dep.c" -o "$OUT/missing/libomptarget_rs_missing_dep.so" >>"$log" 2>&1 ||
+    ! cc -shared -fPIC -O2 "$HERE/../abi/devimg/devimg.c" -o "$OUT/devimg_missing_dep.so" \
+      -L"$OUT/missing" -Wl,--no-as-needed -lomptarget_rs_missing_dep >>"$log" 2>&1 ||
+    ! cc -shared -fPIC -O1 "$HERE/../offload/kernel.c" -o "$OUT/ol_kernel_missing_dep.so" \
+      -L"$OUT/missing" -Wl,--no-as-needed -lomptarget_rs_missing_dep >>"$log" 2>&1; then
+    bad "build the images with a missing dependency" "" "$log"
+    return
+  fi
+  rm -f "$OUT/missing/libomptarget_rs_missing_dep.so"
+  # case, image, expected exit status, a line stdout must end with, a stderr substring
   local spec
-  for spec in "truncated|134|launching on a truncated image|truncated or malformed ELF image" \
-    "null|0|done|argument 0 maps 64 bytes at host address NULL" \
-    "negative|0|done|argument 0 has a negative size -8" \
-    "manyargs|134|launching with 2097152 arguments|2093057 more than the host plugin's limit of 4096"; do
-    local c want last msg
-    IFS='|' read -r c want last msg <<<"$spec"
+  for spec in "truncated|devimg|134|launching on a truncated image|truncated or malformed ELF image" \
+    "null|devimg|0|done|argument 0 maps 64 bytes at host address NULL" \
+    "negative|devimg|0|done|argument 0 has a negative size -8" \
+    "manyargs|devimg|134|launching with 2097152 arguments|2093057 more than the host plugin's limit of 4096" \
+    "dynamic|devimg|134|launching on a corrupted image|(PT_DYNAMIC) (0x8000" \
+    "memsz|devimg|134|launching on a corrupted image|p_filesz 0x" \
+    "relro|devimg|134|launching on a corrupted image|(PT_GNU_RELRO) at 0x" \
+    "launch|devimg_missing_dep|134|launching on a given image|libomptarget_rs_missing_dep.so: cannot open shared object file"; do
+    local c img want last msg
+    IFS='|' read -r c img want last msg <<<"$spec"
     log=$OUT/logs/bad_input.$c
     # (The subshell keeps bash's "Aborted" job message out of the output.)
     (
-      timeout -k 5 60 "$OUT/bad_input" "$OUT/devimg.so" "$c" >"$log.out" 2>"$log.err"
+      timeout -k 5 60 "$OUT/bad_input" "$OUT/$img.so" "$c" >"$log.out" 2>"$log.err"
       echo $? >"$log.rc"
     ) 2>/dev/null
     local rc
@@ -183,6 +223,31 @@ check_bad() {
       bad "bad input: $c" "exit $rc (want $want, stdout ending '$last', stderr with '$msg')" "$log.all"
     fi
   done
+  # The same images through olCreateProgram.
+  local inc=/usr/lib/llvm-22/include llvm_lib=/usr/lib/llvm-22/lib
+  if [ ! -f "$inc/offload/OffloadAPI.h" ] || [ ! -f "$llvm_lib/libLLVMOffload.so.22.1" ]; then
+    echo "SKIP  bad image [ol*]: liboffload-22-dev not installed"
+    return
+  fi
+  log=$OUT/logs/bad_image.build
+  if ! cc -shared -fPIC -O1 "$HERE/../offload/kernel.c" -o "$OUT/ol_kernel.so" >"$log" 2>&1 ||
+    ! clang-22 -Wall -Wextra -Werror -O1 -g -I"$inc" "$HERE/bad_image.c" -L"$llvm_lib" -lLLVMOffload \
+      -o "$OUT/bad_image" >>"$log" 2>&1; then
+    bad "build bad_image" "" "$log"
+    return
+  fi
+  log=$OUT/logs/bad_image.log
+  (
+    timeout -k 5 60 "$OUT/bad_image" "$OUT/ol_kernel.so" "$OUT/ol_kernel_missing_dep.so" >"$log" 2>&1
+    echo $? >"$log.rc"
+  ) 2>/dev/null
+  local rc
+  rc=$(cat "$log.rc")
+  if [ "$rc" = 0 ] && grep -q "^bad_image: 4 of 4 refused, valid image ok" "$log"; then
+    ok "bad image [ol*]" "$(tail -n 1 "$log")"
+  else
+    bad "bad image [ol*]" "exit $rc" "$log"
+  fi
 }
 
 check_dlopen() {
@@ -291,23 +356,78 @@ check_stress() {
   fi
 }
 
+check_update() {
+  build update_release_race -lpthread || return
+  local n=5 nq=3
+  [ $LONG = 1 ] && n=100 nq=30
+  repeat "update racing the last release" $n "$OUT/update_release_race"
+  OMPTARGET_RS_HOST_QUEUES=2 repeat "update racing the last release [queued]" $nq "$OUT/update_release_race"
+}
+
+check_memory() {
+  build map_memory || return
+  local n_array=1000000 n_blocks=200000 n_diff=20000
+  [ $LONG = 1 ] && n_blocks=1000000 n_diff=100000
+  local what n log rc
+  for what in array blocks; do
+    n=$n_array
+    [ $what = blocks ] && n=$n_blocks
+    log=$OUT/logs/memory.$what
+    timeout -k 5 300 "$OUT/map_memory" $n $what 40 >"$log.out" 2>"$log.err"
+    rc=$?
+    if [ $rc = 0 ] && grep -q "^map_memory: $n mappings ($what) entered and exited" "$log.out"; then
+      ok "memory after $n mappings [$what]" "$(grep -o 'resident .*' "$log.err")"
+    else
+      cat "$log.out" "$log.err" >"$log.all"
+      bad "memory after $n mappings [$what]" "exit $rc" "$log.all"
+    fi
+    # The same results as LLVM 22.1 (its runtime first on the library path).
+    local llvm_lib=/usr/lib/llvm-22/lib
+    if [ ! -f "$llvm_lib/libomptarget.so.22.1" ]; then
+      echo "SKIP  memory [$what] against LLVM 22.1: liboffload-22 not installed"
+      continue
+    fi
+    log=$OUT/logs/memory.$what.diff
+    timeout -k 5 300 "$OUT/map_memory" $n_diff $what >"$log.ours" 2>/dev/null
+    LD_LIBRARY_PATH=$llvm_lib timeout -k 5 300 "$OUT/map_memory" $n_diff $what >"$log.llvm" 2>/dev/null
+    if [ -s "$log.llvm" ] && cmp -s "$log.ours" "$log.llvm"; then
+      ok "memory [$what] results as LLVM 22.1" "$n_diff mappings"
+    else
+      diff "$log.llvm" "$log.ours" >"$log.all" 2>&1
+      bad "memory [$what] results as LLVM 22.1" "$n_diff mappings differ" "$log.all"
+    fi
+  done
+}
+
 check_valgrind() {
   command -v valgrind >/dev/null || { echo "SKIP  valgrind: valgrind not installed"; return; }
-  local what log
-  for what in "dlopen_cycles $OUT/dl_cycle_lib.so 30" "bad_input $OUT/devimg.so null" "bad_input $OUT/devimg.so negative"; do
+  local what log name
+  # "label|program args...": the label names the run and its log.
+  for what in "30|dlopen_cycles $OUT/dl_cycle_lib.so 30" "null|bad_input $OUT/devimg.so null" \
+    "negative|bad_input $OUT/devimg.so negative" \
+    "ol|bad_image $OUT/ol_kernel.so $OUT/ol_kernel_missing_dep.so load-only"; do
+    IFS='|' read -r label what <<<"$what"
     read -r -a cmd <<<"$what"
-    log=$OUT/logs/valgrind.${cmd[0]}.${cmd[2]}
-    [ -x "$OUT/${cmd[0]}" ] || { bad "valgrind ${cmd[0]} ${cmd[2]}" "not built (run the dlopen and bad checks)"; continue; }
+    name="${cmd[0]} $label"
+    log=$OUT/logs/valgrind.${cmd[0]}.$label
+    if [ "${cmd[0]}" = bad_image ] && [ ! -x "$OUT/bad_image" ]; then
+      echo "SKIP  valgrind $name: not built (liboffload-22-dev missing)"
+      continue
+    fi
+    [ -x "$OUT/${cmd[0]}" ] || { bad "valgrind $name" "not built (run the dlopen and bad checks)"; continue; }
     timeout -k 5 600 valgrind --leak-check=full --num-callers=40 "$OUT/${cmd[0]}" "${cmd[@]:1}" >"$log" 2>&1
+    local rc=$?
     # Invalid accesses anywhere, or a definitely lost block allocated under our library.
     if grep -qE "Invalid (read|write|free)|uninitialised|Mismatched free" "$log"; then
-      bad "valgrind ${cmd[0]} ${cmd[2]}" "memory errors" "$log"
+      bad "valgrind $name" "memory errors" "$log"
     elif awk '/definitely lost in loss record/{rec=1; next} rec && /^==[0-9]+== $/{rec=0} rec && /omptarget_rs|libomptarget/{hit=1} END{exit !hit}' "$log"; then
-      bad "valgrind ${cmd[0]} ${cmd[2]}" "definite leak in our library" "$log"
+      bad "valgrind $name" "definite leak in our library" "$log"
+    elif [ $rc != 0 ]; then
+      bad "valgrind $name" "exit $rc" "$log"
     elif grep -q "ERROR SUMMARY" "$log"; then
-      ok "valgrind ${cmd[0]} ${cmd[2]}" "$(grep -o 'definitely lost: .*' "$log" | head -n 1) (the harness's own image buffer, if any)"
+      ok "valgrind $name" "$(grep -o 'definitely lost: .*' "$log" | head -n 1) (the harness's own image buffer, if any)"
     else
-      bad "valgrind ${cmd[0]} ${cmd[2]}" "valgrind did not finish" "$log"
+      bad "valgrind $name" "valgrind did not finish" "$log"
     fi
   done
 }

@@ -9,7 +9,11 @@
 # from libomp, the loader and glibc is suppressed by valgrind.supp (each
 # suppression says why). Default programs: mapping of structs and strided
 # updates, nowait with taskwait and depend chains, user-defined mappers
-# (nested too), declare-target globals, omp_target_alloc/llvm_omp_target_alloc_*.
+# (nested too), declare-target globals, omp_target_alloc/llvm_omp_target_alloc_*,
+# and reliability/update_release_race (a program named DIR/NAME is
+# c-tests/DIR/NAME.c; its arguments come from ARGS below: a short mode,
+# `target update` racing the last release of its mapping, where an update
+# that copied into or out of a freed device block is an invalid access).
 # Possibly-lost blocks (interior pointers of live hash tables and thread-local
 # caches at exit) are not errors; definitely lost ones are.
 set -uo pipefail
@@ -19,7 +23,9 @@ LIB=${OMPTARGET_RS_LIB:-$ROOT/target/release/libomptarget_rs.so}
 OUT=$ROOT/target/valgrind
 progs=("$@")
 [ ${#progs[@]} -gt 0 ] || progs=(mapper mapper_nested nowait_taskwait nowait_depend_pipeline declare_target_globals
-                                 struct_members strided_update llvm_alloc)
+                                 struct_members strided_update llvm_alloc reliability/update_release_race)
+# Command-line arguments of a program (short modes; ~10 s each under valgrind).
+declare -A ARGS=([reliability/update_release_race]="3000 2")
 command -v valgrind >/dev/null || { echo "valgrind: not installed"; exit 1; }
 [ -f "$LIB" ] || { echo "valgrind.sh: no runtime at $LIB (cargo build --release)" >&2; exit 2; }
 mkdir -p "$OUT/shim"
@@ -27,14 +33,20 @@ ln -sf "$(readlink -f "$LIB")" "$OUT/shim/libomptarget.so.22.1"
 # Seconds per run: the slowest program takes about 10 s under valgrind here.
 LIMIT=${VALGRIND_LIMIT:-150}
 pass=0 fail=0
-for p in "${progs[@]}"; do
-  src=$ROOT/c-tests/omp/$p.c
+for prog in "${progs[@]}"; do
+  case $prog in
+  */*) dir=$ROOT/c-tests/$(dirname "$prog") ;;
+  *) dir=$ROOT/c-tests/omp ;;
+  esac
+  p=$(basename "$prog")
+  read -r -a args <<<"${ARGS[$prog]:-}"
+  src=$dir/$p.c
   exe=$OUT/$p
-  if ! clang-22 -fopenmp -fopenmp-targets=x86_64-unknown-linux-gnu -O2 -g -o "$exe" "$src" -lm >"$OUT/$p.build" 2>&1; then
+  if ! clang-22 -fopenmp -fopenmp-targets=x86_64-unknown-linux-gnu -O2 -g -o "$exe" "$src" -lm -lpthread >"$OUT/$p.build" 2>&1; then
     echo "FAIL  $p: build (see $OUT/$p.build)"; fail=$((fail + 1)); continue
   fi
-  want=$ROOT/c-tests/omp/$p.expected
-  [ -f "$ROOT/c-tests/omp/$p.ours" ] && want=$ROOT/c-tests/omp/$p.ours
+  want=$dir/$p.expected
+  [ -f "$dir/$p.ours" ] && want=$dir/$p.ours
   for mode in direct queued; do
     log=$OUT/$p.$mode.vg
     env=(LD_LIBRARY_PATH="$OUT/shim${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}")
@@ -48,7 +60,7 @@ for p in "${progs[@]}"; do
     # ticket lock hands the lock round in order.
     run_vg() { # run_vg [taskset -c 0]
       (cd "$OUT" && env "${env[@]}" timeout -k 5 "$LIMIT" "$@" valgrind --fair-sched=yes --leak-check=full --show-leak-kinds=definite --errors-for-leak-kinds=definite --num-callers=40 \
-        --suppressions="$HERE/valgrind.supp" --log-file="$log" "$exe" >"$OUT/$p.$mode.out" 2>"$OUT/$p.$mode.err" </dev/null)
+        --suppressions="$HERE/valgrind.supp" --log-file="$log" "$exe" "${args[@]}" >"$OUT/$p.$mode.out" 2>"$OUT/$p.$mode.err" </dev/null)
     }
     run_vg
     rc=$?
@@ -57,7 +69,7 @@ for p in "${progs[@]}"; do
       # A stall of valgrind's scheduler, or a real hang? The same program
       # without valgrind must finish; then one more valgrind run pinned to one
       # CPU (no other core for a yielding thread to take the lock back from).
-      if (cd "$OUT" && env "${env[@]}" timeout -k 5 60 "$exe" >/dev/null 2>&1 </dev/null); then
+      if (cd "$OUT" && env "${env[@]}" timeout -k 5 60 "$exe" "${args[@]}" >/dev/null 2>&1 </dev/null); then
         note="; stalled under valgrind after ${LIMIT} s, passed pinned to one CPU"
         run_vg taskset -c 0
         rc=$?
@@ -67,10 +79,12 @@ for p in "${progs[@]}"; do
     fi
     # libomp's own assertion (its task-team bookkeeping: "kmp_tasking.cpp:
     # task_team != NULL" in __kmpc_omp_task_with_deps, no frame of ours on
-    # the stack; the family of llvm-project#81488, open) aborted
-    # nowait_depend_pipeline once in CI under valgrind's one-thread-at-a-time
-    # scheduling (0 of 8 runs here, with 22.1's runtime or ours): one rerun.
-    # A second abort fails as any other.
+    # the stack: a target task created while the helper thread it goes to
+    # runs a kernel with a teams or parallel construct gets no task team,
+    # docs/reliability-libomp.md) aborted nowait_depend_pipeline once in CI
+    # under valgrind's one-thread-at-a-time scheduling (0 of 8 runs here,
+    # with 22.1's runtime or ours): one rerun. A second abort fails as any
+    # other.
     if [ $rc = 134 ] && grep -q "OMP: Error #13: Assertion failure at kmp_" "$OUT/$p.$mode.err"; then
       assertion=$(grep -o "Assertion failure at kmp_[a-z_]*\.cpp([0-9]*)" "$OUT/$p.$mode.err" | head -n1)
       cp "$log" "$log.first"

@@ -72,3 +72,9 @@ pub fn value_entry<T>(name: &'static str, fallback: T, body: impl FnOnce() -> Re
         }
     }
 }
+
+/// `int` entry points (`OFFLOAD_SUCCESS` / `OFFLOAD_FAIL`).
+pub fn int_entry(name: &'static str, body: impl FnOnce() -> Result<i32>) -> i32 {
+    // `OFFLOAD_FAIL` of the libomptarget ABI.
+    value_entry(name, -1, body)
+}

@@ -158,65 +158,9 @@ pub fn elf_ident(bytes: &[u8]) -> Result<ElfIdent> {
     })
 }
 
-/// Checks that an ELF image lies wholly inside its bytes before anything maps
-/// or parses it (issue 14): the program-header and section-header tables,
-/// every segment's file range and every section's (except `SHT_NOBITS`)
-/// must end within `bytes`. A truncated image handed to `dlopen` or a driver
-/// would otherwise be mapped past its end (SIGBUS in the loader). Bytes that
-/// are not ELF (PTX text) pass unchanged.
-pub fn check_elf_layout(bytes: &[u8]) -> Result<()> {
-    if bytes.len() < 4 || &bytes[..4] != b"\x7fELF" {
-        return Ok(());
-    }
-    let len = bytes.len() as u64;
-    let trunc = |what: String| bad(format!("truncated or malformed ELF image ({len} bytes): {what}"));
-    if bytes.len() < 64 || bytes[4] != 2 || bytes[5] != 1 {
-        return Err(trunc("not a complete 64-bit little-endian ELF header".into()));
-    }
-    let u16_at = |off: u64| usize::try_from(off).ok().and_then(|o| read_u16(bytes, o));
-    let u32_at = |off: u64| usize::try_from(off).ok().and_then(|o| read_u32(bytes, o));
-    let u64_at = |off: u64| usize::try_from(off).ok().and_then(|o| read_u64(bytes, o));
-    let within = |off: u64, size: u64| off.checked_add(size).is_some_and(|end| end <= len);
-    let (phoff, shoff) = (u64_at(32).unwrap_or(0), u64_at(40).unwrap_or(0));
-    let (phentsize, phnum) = (u64::from(u16_at(54).unwrap_or(0)), u64::from(u16_at(56).unwrap_or(0)));
-    let (shentsize, mut shnum) = (u64::from(u16_at(58).unwrap_or(0)), u64::from(u16_at(60).unwrap_or(0)));
-    if phnum > 0 {
-        if phentsize < 56 || !within(phoff, phentsize * phnum) {
-            return Err(trunc(format!("{phnum} program headers at offset {phoff} do not fit")));
-        }
-        for i in 0..phnum {
-            let ph = phoff + i * phentsize;
-            let (p_type, p_offset, p_filesz) = (u32_at(ph).unwrap_or(0), u64_at(ph + 8).unwrap_or(0), u64_at(ph + 32).unwrap_or(0));
-            if p_type != 0 && !within(p_offset, p_filesz) {
-                return Err(trunc(format!(
-                    "segment {i} (type {p_type:#x}) covers bytes {p_offset}..{}",
-                    p_offset.saturating_add(p_filesz)
-                )));
-            }
-        }
-    }
-    if shoff != 0 {
-        if shentsize < 64 || !within(shoff, shentsize * shnum.max(1)) {
-            return Err(trunc(format!("section headers at offset {shoff} do not fit")));
-        }
-        if shnum == 0 {
-            // Extended numbering: the count is section 0's sh_size.
-            shnum = u64_at(shoff + 32).unwrap_or(0);
-            if shnum.checked_mul(shentsize).is_none_or(|n| !within(shoff, n)) {
-                return Err(trunc(format!("{shnum} section headers at offset {shoff} do not fit")));
-            }
-        }
-        for i in 0..shnum {
-            let sh = shoff + i * shentsize;
-            let (sh_type, sh_offset, sh_size) = (u32_at(sh + 4).unwrap_or(0), u64_at(sh + 24).unwrap_or(0), u64_at(sh + 32).unwrap_or(0));
-            // SHT_NULL and SHT_NOBITS occupy no file bytes.
-            if sh_type != 0 && sh_type != 8 && !within(sh_offset, sh_size) {
-                return Err(trunc(format!("section {i} covers bytes {sh_offset}..{}", sh_offset.saturating_add(sh_size))));
-            }
-        }
-    }
-    Ok(())
-}
+/// The file-layout check every plugin runs before a driver or loader gets
+/// an image (pure; lives with the other ELF checks in `base::elf`).
+pub use crate::base::elf::check_elf_layout;
 
 /// Finds the size of a defined symbol in the image's dynamic symbol table
 /// (used to check a global's size against the host's view).
@@ -298,20 +242,6 @@ pub(crate) mod tests {
                 assert!(ob.image.end <= c.len());
             }
         }
-    }
-
-    // Reads libc (2 MiB) from disk: no files under miri, and far too slow there.
-    #[cfg_attr(miri, ignore)]
-    #[test]
-    fn elf_layout_rejects_every_truncation() {
-        // A real shared object (the system's libc, ELF64), cut at several places.
-        let Ok(bytes) = std::fs::read("/lib/x86_64-linux-gnu/libc.so.6") else { return };
-        assert!(check_elf_layout(&bytes).is_ok());
-        for cut in [64, 100, 4096, bytes.len() / 2, bytes.len() - 1] {
-            let err = check_elf_layout(&bytes[..cut]).expect_err("truncated image accepted");
-            assert!(err.to_string().contains("truncated or malformed ELF image"), "{err}");
-        }
-        assert!(check_elf_layout(b"// PTX text").is_ok());
     }
 
     #[test]

@@ -9,7 +9,7 @@
 use super::Runtime;
 use super::async_info::AsyncInfo;
 use super::device::OmpDevice;
-use super::mapping::{Found, Insert, Lookup, MapEntry, Seen, Shadow, ShardReader};
+use super::mapping::{Found, Insert, Lookup, MapEntry, Seen, Shadow, ShardGuard, ShardReader};
 use crate::abi::MapType;
 use crate::abi::mapper::MapperComponents;
 use crate::base::config::info;
@@ -996,27 +996,47 @@ pub struct EndItem {
     size: u64,
     from: bool,
     may_delete: bool,
-    /// A copy-back ticket of the entry that completes in [`finish_end`],
-    /// once the queued copy back has landed (queued contexts), or when the
-    /// item is dropped unfinished (an error path), so it never blocks others.
-    ticket: std::sync::atomic::AtomicBool,
+    /// What the item still holds of the entry ([`HOLDS_TICKET`],
+    /// [`HOLDS_PIN`]), given back in [`finish_end`] once the queued copies
+    /// have landed, or when the item is dropped unfinished (an error path),
+    /// so it never blocks others.
+    holds: std::sync::atomic::AtomicU8,
 }
+
+/// [`EndItem::holds`]: a copy-back ticket of the entry (a map-exiting
+/// construct's, see `MapEntry::take_copy_ticket`).
+const HOLDS_TICKET: u8 = 1;
+/// [`EndItem::holds`]: a pin of the entry (a `target update`'s, see
+/// `MapEntry::pin_live`).
+const HOLDS_PIN: u8 = 2;
 
 impl EndItem {
     fn new(entry: Arc<MapEntry>, size: u64, from: bool, may_delete: bool, ticket: bool) -> Self {
-        EndItem { entry, size, from, may_delete, ticket: ticket.into() }
+        let holds = if ticket { HOLDS_TICKET } else { 0 };
+        EndItem { entry, size, from, may_delete, holds: holds.into() }
     }
-    /// Completes the item's copy-back ticket, if it holds one still.
-    fn complete_ticket(&self) {
-        if self.ticket.swap(false, std::sync::atomic::Ordering::AcqRel) {
+    /// The pin of a `target update` on `entry`, given back once the update's
+    /// copies have landed; the entry is removed then if its count went to
+    /// zero meanwhile (its last release found it pinned).
+    fn unpin_after_update(entry: Arc<MapEntry>, size: u64) -> Self {
+        EndItem { entry, size, from: false, may_delete: true, holds: HOLDS_PIN.into() }
+    }
+    /// Takes what the item still holds; completes its copy-back ticket.
+    #[inline]
+    fn take_holds(&self) -> u8 {
+        let holds = self.holds.swap(0, std::sync::atomic::Ordering::AcqRel);
+        if holds & HOLDS_TICKET != 0 {
             self.entry.complete_copy_ticket();
         }
+        holds
     }
 }
 
 impl Drop for EndItem {
     fn drop(&mut self) {
-        self.complete_ticket();
+        if self.take_holds() & HOLDS_PIN != 0 {
+            self.entry.unpin_unlocked();
+        }
     }
 }
 
@@ -1120,7 +1140,9 @@ pub fn finish_end(dev: &OmpDevice, post: EndQueue) -> Result<()> {
 /// queue (~140 bytes inline) is not copied into the call.
 pub fn finish_end_items(dev: &OmpDevice, post: &[EndItem]) -> Result<()> {
     for item in post {
-        item.complete_ticket();
+        if item.take_holds() & HOLDS_PIN != 0 {
+            dev.table.unpin(&item.entry);
+        }
         // Entries without attached pointers have nothing to restore (no lock).
         if item.from && item.entry.has_shadows() {
             for s in item.entry.shadows.lock().iter() {
@@ -1173,13 +1195,19 @@ pub fn data_update(dev: &OmpDevice, args: &[MapArg], _from_mapper: bool, q: &mut
     Ok(())
 }
 
-/// The device address of `[begin, begin+size)` when one entry holds the
-/// whole range and has no attached pointers (so a `target update` of it is
-/// the copy and nothing else), without taking a reference: the program keeps
-/// a mapping it updates alive for the update.
-#[inline]
-pub fn plain_update_target(dev: &OmpDevice, begin: usize, size: u64) -> Option<u64> {
-    dev.table.visit_in_shard(begin, size, |e| (!e.has_shadows()).then(|| e.tgt_of(begin)))
+/// For a `target update` of `[begin, begin+size)` on a synchronous device
+/// with nothing to print or trace: when one live entry (count not zero)
+/// without attached pointers holds the whole range (so the update is the
+/// copy and nothing else), the device address of `begin` with the shard's
+/// read guard. The caller copies while it holds the guard: no removal can
+/// free the entry's device memory before (it needs the write lock), and no
+/// reference is taken, so another thread's `exit data` releasing the mapping
+/// meanwhile still copies back and removes it as usual. `None` otherwise
+/// (not mapped, released already, attached pointers: the general path
+/// decides).
+#[inline(always)]
+pub fn plain_update_target(dev: &OmpDevice, begin: usize, size: u64) -> Option<(ShardGuard<'_>, u64)> {
+    dev.table.live_plain_target(begin, size)
 }
 
 /// For `target enter data` (`enter`) / `target exit data` of one list item
@@ -1249,27 +1277,38 @@ pub fn region_ref_drop_general(dev: &'static OmpDevice, arg: &MapArg) -> Result<
     q.finish(false)
 }
 
+/// [`get_tgt_ptr_begin`] for a `target update` (no count changes, the
+/// whole range inside one entry), which also pins the entry found
+/// (`MapEntry::pin_live`) while the look-up's lock is held: its device
+/// memory then stays until the pin is given back, even when another
+/// thread's `exit data` releases the mapping meanwhile. An entry whose
+/// count is zero (released, not yet removed) is not present.
+fn get_tgt_ptr_begin_pinned(dev: &OmpDevice, begin: usize, size: u64) -> TgtPtrBegin {
+    let (found, _) = dev.table.lookup_with(begin, size, |l| match l {
+        Found::Contained(e) if e.pin_live() => Some(e.clone()),
+        _ => None,
+    });
+    let Some(e) = found else {
+        return TgtPtrBegin { tgt: begin as u64, entry: None, is_last: false, ticket: None };
+    };
+    diag::info(info::MAPPING_EXISTS, dev.id, || {
+        format!(
+            "Mapping exists with HstPtrBegin={}, TgtPtrBegin={}, Size={size}, DynRefCount={} (update suppressed), HoldRefCount={}",
+            ptr(begin as u64),
+            ptr(e.tgt_of(begin)),
+            refcount_str(e.dyn_count()),
+            refcount_str(e.hold_count()),
+        )
+    });
+    TgtPtrBegin { tgt: e.tgt_of(begin), entry: Some(e), is_last: false, ticket: None }
+}
+
 fn update_contiguous(dev: &OmpDevice, begin: usize, size: u64, t: MapType, name: usize, q: &mut AsyncInfo) -> Result<()> {
-    // Fast path: nothing to print, no queue (so no event to chain), an entry
-    // without attached pointers: the copy is all there is to do, and the
-    // look-up needs no reference to the entry (the program keeps a mapping
-    // it updates alive for the update, as it must for the general path).
-    if !q.queued() && quiet() {
-        let (hit, _) = dev.table.lookup_with(begin, size, |l| match l {
-            Found::Contained(e) => Some((e.tgt_of(begin), e.has_shadows(), e.name)),
-            _ => None,
-        });
-        if let Some((tgt, false, entry_name)) = hit {
-            if t.any(MapType::TO) {
-                submit(q, tgt, begin, size, name, entry_name)?;
-            }
-            if t.any(MapType::FROM) {
-                retrieve(q, begin, tgt, size, name, entry_name)?;
-            }
-            return Ok(());
-        }
-    }
-    let r = get_tgt_ptr_begin(dev, begin, size, false, false, true, false);
+    // The entry stays pinned until the copies have landed (at once on a
+    // synchronous context, once the queue drained on a queued one): a last
+    // release by another thread meanwhile leaves the removal, and the free
+    // of the device memory, to the pin's end (`finish_end_items`).
+    let r = get_tgt_ptr_begin_pinned(dev, begin, size);
     let Some(entry) = r.entry else {
         if t.any(MapType::PRESENT) {
             diag::message(&format!(
@@ -1280,26 +1319,41 @@ fn update_contiguous(dev: &OmpDevice, begin: usize, size: u64, t: MapType, name:
         }
         return Ok(());
     };
+    let copied = update_entry(&entry, begin, size, r.tgt, t, name, q);
+    let mut post = EndQueue::new();
+    post.push(EndItem::unpin_after_update(entry, size));
+    copied.and(finish_end_queue(q, &mut post))
+}
+
+/// The copies of [`update_contiguous`] on the pinned `entry` (device address
+/// `tgt` of `begin`), with the attached pointers inside the range kept.
+#[allow(clippy::too_many_arguments)] // The list item, its entry and the context.
+fn update_entry(entry: &MapEntry, begin: usize, size: u64, tgt: u64, t: MapType, name: usize, q: &mut AsyncInfo) -> Result<()> {
+    let shadows = entry.has_shadows();
+    // Queued contexts: each copy waits for the work other contexts queued
+    // on the entry (the copy that filled a new mapping may not have landed).
     if t.any(MapType::TO) {
-        submit(q, r.tgt, begin, size, name, entry.name)?;
-        set_event(&entry, q)?;
-        let shadows: Vec<Shadow> = entry.shadows.lock().clone();
-        for s in shadows.iter().filter(|s| s.host_ptr_addr >= begin && s.host_ptr_addr < begin + size as usize) {
-            q.write_u64(s.tgt_ptr_addr, s.tgt_ptr_value).inspect_err(|_| diag::report("Failed to update pointer on device."))?;
+        chain_event(entry, q, |q| submit(q, tgt, begin, size, name, entry.name))?;
+        if shadows {
+            let shadows: Vec<Shadow> = entry.shadows.lock().clone();
+            for s in shadows.iter().filter(|s| s.host_ptr_addr >= begin && s.host_ptr_addr < begin + size as usize) {
+                q.write_u64(s.tgt_ptr_addr, s.tgt_ptr_value).inspect_err(|_| diag::report("Failed to update pointer on device."))?;
+            }
         }
     }
     if t.any(MapType::FROM) {
-        retrieve(q, begin, r.tgt, size, name, entry.name)?;
-        set_event(&entry, q)?;
-        let restores: smallvec::SmallVec<[(usize, u64); 4]> = entry
-            .shadows
-            .lock()
-            .iter()
-            .filter(|s| s.host_ptr_addr >= begin && s.host_ptr_addr < begin + size as usize)
-            .map(|s| (s.host_ptr_addr, s.host_ptr_value))
-            .collect();
-        for (addr, value) in restores {
-            write_host_after(q, addr, value);
+        chain_event(entry, q, |q| retrieve(q, begin, tgt, size, name, entry.name))?;
+        if shadows {
+            let restores: smallvec::SmallVec<[(usize, u64); 4]> = entry
+                .shadows
+                .lock()
+                .iter()
+                .filter(|s| s.host_ptr_addr >= begin && s.host_ptr_addr < begin + size as usize)
+                .map(|s| (s.host_ptr_addr, s.host_ptr_value))
+                .collect();
+            for (addr, value) in restores {
+                write_host_after(q, addr, value);
+            }
         }
     }
     Ok(())

@@ -376,3 +376,64 @@ fn report_api_copy(dev: &OmpDevice, to_device: bool, host: usize, tgt: u64, len:
         }
     });
 }
+
+/// `omp_target_alloc` on a device that is ready, with nothing traced or
+/// recorded ([`crate::base::fast_path`]): the plugin's plain allocation, which is
+/// what the general path ends in. 0, having done nothing, for anything
+/// else (size 0, the initial device, a device still to be set up, a plugin
+/// without the path, a failed allocation): the general path answers.
+#[inline(always)]
+pub fn alloc_fast(size: usize, device_num: i64) -> usize {
+    match fast_device(device_num) {
+        Some(dev) if size != 0 => match dev.plugin.alloc_plain(dev.plugin_device, size as u64) {
+            Some(p) => {
+                if !memory::record_plain(p, size as u64, dev.id) {
+                    memory::record(memory::Allocation {
+                        base: p,
+                        size: size as u64,
+                        device: dev.id,
+                        kind: AllocKind::Default,
+                        origin: memory::Origin::OpenMp,
+                    });
+                }
+                p as usize
+            }
+            None => 0,
+        },
+        _ => 0,
+    }
+}
+
+/// The device an allocation fast path may serve: ready, with nothing
+/// traced or recorded ([`crate::base::fast_path`]).
+#[inline(always)]
+fn fast_device(device_num: i64) -> Option<&'static OmpDevice> {
+    if !crate::base::fast_path::allowed() {
+        return None;
+    }
+    super::get().device_ready(device_num)
+}
+
+/// `omp_target_free` of a block the allocation table records as an
+/// OpenMP allocation of default memory on `device_num`, with nothing traced
+/// or recorded and no liboffload queue busy (`fast_path::QUEUED_WORK`): the block leaves the table and goes to the plugin's plain
+/// free, which is what the general path ends in. False, having done
+/// nothing, for anything else (NULL, another device or kind, a block
+/// allocated through ol*, a pointer the table does not know): the general
+/// path answers.
+#[inline(always)]
+pub fn free_fast(ptr: usize, device_num: i64) -> bool {
+    if !crate::base::fast_path::allowed() || ptr == 0 || device_num < 0 {
+        return false;
+    }
+    let id = device_num as usize;
+    let Some(size) = memory::take_plain(ptr as u64, id) else { return false };
+    // The table names only exposed devices.
+    if let Some(dev) = crate::device::get(id)
+        && dev.plugin.free_plain(dev.plugin_device, ptr as u64, size)
+    {
+        return true;
+    }
+    memory::put_back(memory::Allocation { base: ptr as u64, size, device: id, kind: AllocKind::Default, origin: memory::Origin::OpenMp });
+    false
+}

@@ -267,11 +267,17 @@ impl Runtime {
             if dev.loaded_libs.lock().contains_key(&lib.key) {
                 continue;
             }
+            // A library without offload entries (a program with data
+            // constructs and device memory routines only) has nothing to
+            // load: no kernel or global could be looked up. 22.1 skips it too
+            // (so neither runs its device constructors); loading it cost the
+            // first allocation ~200 µs.
+            if !lib.entries.iter().any(|e| e.is_openmp() && !e.is_requires()) {
+                continue;
+            }
             let image = &lib.images[index];
-            let handle = dev.plugin.load_binary(dev.plugin_device, image.bytes())?;
-            // 22.1 reports no load for a library without offload entries
-            // (a program with data constructs only).
-            if crate::tools::ompt::on() && lib.entries.iter().any(|e| e.is_openmp() && !e.is_requires()) {
+            let handle = dev.load_image(image.bytes())?;
+            if crate::tools::ompt::on() {
                 crate::tools::ompt::device_load(dev.id, image.bytes());
             }
             setup_indirect_call_table(dev, handle, &lib.entries)?;

@@ -56,6 +56,11 @@ pub struct MapEntry {
     /// memory, and a later copy back is never overwritten by an earlier one.
     copies_taken: AtomicU32,
     copies_done: AtomicU32,
+    /// `target update`s copying into or out of this entry's device memory
+    /// right now (see [`MapEntry::pin_live`]): the entry is not removed (its
+    /// memory not freed) while one is in flight; the last one to finish
+    /// removes it if its count went to zero meanwhile.
+    pins: AtomicU32,
 }
 
 impl MapEntry {
@@ -75,6 +80,7 @@ impl MapEntry {
             event: Mutex::new(0),
             copies_taken: AtomicU32::new(0),
             copies_done: AtomicU32::new(0),
+            pins: AtomicU32::new(0),
         }
     }
     /// The same entry with an in-flight copy event.
@@ -185,10 +191,43 @@ impl MapEntry {
     pub fn complete_copy_ticket(&self) {
         self.copies_done.fetch_add(1, Ordering::AcqRel);
     }
-    /// Completes all tickets taken (a child after `fork`, see
-    /// [`MappingTable::forget_copies_in_flight`]).
+    /// Completes all tickets taken and drops all pins (a child after
+    /// `fork`, see [`MappingTable::forget_copies_in_flight`]).
     pub fn forget_copies_in_flight(&self) {
         self.copies_done.store(self.copies_taken.load(Ordering::Acquire), Ordering::Release);
+        self.pins.store(0, Ordering::Release);
+    }
+    /// Whether the entry holds a reference: one whose count went to zero is
+    /// being released (copied back, then removed) and counts as not present
+    /// for a `target update`.
+    #[inline]
+    pub fn is_live(&self) -> bool {
+        self.dyn_ref.load(Ordering::Acquire) != 0 || self.hold_ref.load(Ordering::Acquire) != 0
+    }
+    /// Pins a live entry for a `target update` whose copies outlive the
+    /// look-up's lock, and says whether it did (false: the count is zero,
+    /// the update finds nothing). Call while the look-up that found the
+    /// entry holds its shard lock, so that no removal (which checks the pins
+    /// under the write lock) can run in between; give the pin back with
+    /// [`MappingTable::unpin`].
+    #[inline]
+    pub fn pin_live(&self) -> bool {
+        if !self.is_live() {
+            return false;
+        }
+        self.pins.fetch_add(1, Ordering::AcqRel);
+        true
+    }
+    /// Drops a pin without the table's lock, for error paths that cannot
+    /// reach the table: the entry is then not removed by this call (a
+    /// removal refused meanwhile because of the pin is not retried).
+    pub fn unpin_unlocked(&self) {
+        self.pins.fetch_sub(1, Ordering::AcqRel);
+    }
+    /// Whether an update is copying into or out of the entry.
+    #[inline]
+    pub fn pinned(&self) -> bool {
+        self.pins.load(Ordering::Acquire) != 0
     }
     /// Whether a copy back of this entry is still outstanding.
     #[inline]
@@ -576,7 +615,7 @@ fn shard_indices(mask: u32) -> impl Iterator<Item = usize> {
 }
 
 /// A shard's read guard.
-type ShardGuard<'a> = RwLockReadGuard<'a, BTreeMap<usize, Arc<MapEntry>>>;
+pub type ShardGuard<'a> = RwLockReadGuard<'a, BTreeMap<usize, Arc<MapEntry>>>;
 
 /// [`MappingTable::visit_in_shard`] for several ranges in a row, holding
 /// the read lock of the shard last visited until a visit in another shard
@@ -886,6 +925,31 @@ impl MappingTable {
         f(e)
     }
 
+    /// For a `target update`: the device address of `hp` when one live
+    /// entry ([`MapEntry::is_live`]) without attached pointers holds
+    /// `[hp, hp+size)` (non-empty, inside one shard's granule), with the
+    /// shard's read guard: until it is dropped, no removal (which needs the
+    /// write lock) can take the entry out of the table and free its device
+    /// memory. `None` otherwise (no reference is taken either way).
+    #[inline(always)]
+    pub fn live_plain_target(&self, hp: usize, size: u64) -> Option<(ShardGuard<'_>, u64)> {
+        let i = single_shard(hp, hp.saturating_add(size as usize)).filter(|_| size > 0)?;
+        let shard = &self.shards[i];
+        let map = shard.map.read();
+        let e = match shard.hinted(&map, hp, size) {
+            Some(e) => e,
+            None => match lookup_ref(&map, hp, size) {
+                Found::Contained(e) => {
+                    shard.set_hint(e, hp);
+                    e
+                }
+                _ => return None,
+            },
+        };
+        let tgt = (e.is_live() && !e.has_shadows()).then(|| e.tgt_of(hp))?;
+        Some((map, tgt))
+    }
+
     /// A reader for a run of [`ShardReader::visit`]s that keeps the last
     /// shard's read lock between them (a construct's items usually share a
     /// shard), one shard at a time.
@@ -1038,11 +1102,25 @@ impl MappingTable {
         true
     }
 
-    /// Removes `entry` if it is still in the table, its count is zero and
-    /// no copy back of it is outstanding (whoever completes that copy tries
-    /// again). Returns true when this call removed it.
+    /// Removes `entry` if it is still in the table, its count is zero, no
+    /// copy back of it is outstanding and no update holds a pin (whoever
+    /// completes that copy or gives back the last pin tries again). Returns
+    /// true when this call removed it.
     pub fn remove_if_unused(&self, entry: &Arc<MapEntry>) -> bool {
-        self.remove_when(entry, || entry.total() == 0 && !entry.copies_pending())
+        self.remove_when(entry, || entry.total() == 0 && !entry.copies_pending() && !entry.pinned())
+    }
+
+    /// Gives back a pin taken with [`MapEntry::pin_live`]. The decrement
+    /// happens under the read lock of a shard that holds the entry, so it
+    /// is ordered with every removal attempt (each checks the pins under
+    /// the write locks of all its shards): either that attempt saw no pin,
+    /// or this caller sees the count it left and must try the removal
+    /// itself. Returns true when the entry may now be removed (no pin left
+    /// and a count of zero).
+    pub fn unpin(&self, entry: &MapEntry) -> bool {
+        let first = entry_mask(entry).trailing_zeros() as usize;
+        let _held = self.shards[first % SHARDS].map.read();
+        entry.pins.fetch_sub(1, Ordering::AcqRel) == 1 && entry.total() == 0
     }
 
     /// Removes `entry` unconditionally (disassociation).
@@ -1352,6 +1430,37 @@ mod tests {
         let whole = pack_gap(g, base, base + (1 << GRANULE_BITS)).unwrap();
         assert!(in_gap(whole, base, base + (1 << GRANULE_BITS)));
         assert!(pack_gap(1 << 27, 1 << (27 + GRANULE_BITS), (1 << (27 + GRANULE_BITS)) + 64).is_none());
+    }
+
+    #[test]
+    fn pinned_entries_outlive_their_last_release() {
+        let t = table(&[(0x1000, 0x1000, 64)]);
+        let e = t.lookup(0x1000, 64).entry().unwrap().clone();
+        assert!(e.is_live() && e.pin_live());
+        // The last release while an update holds a pin: not removed.
+        assert!(e.release(false, false));
+        assert!(!e.is_live());
+        assert!(!t.remove_if_unused(&e), "a pinned entry stays");
+        assert!(matches!(t.lookup(0x1000, 64), Lookup::Contained(_)));
+        // A released entry is not pinned again (an update finds nothing).
+        assert!(!e.pin_live());
+        // The last pin's end says that the entry may go now; it goes once.
+        assert!(t.unpin(&e));
+        assert!(t.remove_if_unused(&e));
+        assert!(!t.remove_if_unused(&e));
+        assert!(t.is_empty());
+    }
+
+    #[test]
+    fn unpin_of_a_live_entry_leaves_it() {
+        let t = table(&[(0x1000, 0x1000, 64)]);
+        let e = t.lookup(0x1000, 64).entry().unwrap().clone();
+        assert!(e.pin_live() && e.pin_live());
+        assert!(!t.unpin(&e), "another pin is left");
+        assert!(!t.unpin(&e), "the count is not zero");
+        assert!(!e.pinned());
+        e.dec(false);
+        assert!(t.remove_if_unused(&e));
     }
 
     #[test]

@@ -10,7 +10,9 @@
 //! register/unregister cycles (older rustc does one per kernel) are cheap and
 //! never tear down devices that other libraries still use.
 
+pub mod args;
 pub mod async_info;
+pub mod constructs;
 pub mod data;
 pub mod device;
 pub mod device_api;

@@ -8,7 +8,7 @@
 #
 # ol_calls runs random sequences of ol* calls (live, stale and made-up handles,
 # sizes and pointers) on the CPU devices.
-# Needs the nightly toolchain and cargo-fuzz (.ci/run installs it), clang-22,
+# Needs the nightly toolchain and cargo-fuzz (c-tests/setup.sh installs both), clang-22,
 # llvm-22 and python3. Seeds: c-tests/gpu-images.sh and c-tests/amdgpu-images.sh
 # outputs (cubins, PTX, AMDGPU code objects, host images, OffloadBinary
 # containers, built if missing), the offload-entry table and embedded
@@ -33,7 +33,7 @@ all=(offload_binary elf entries cuda_image amdgpu_image amdgpu_msgpack program_i
 targets=("$@")
 [ ${#targets[@]} -gt 0 ] || targets=("${all[@]}")
 
-command -v cargo-fuzz >/dev/null || { echo "fuzz: cargo-fuzz not installed (cargo install cargo-fuzz --version 0.13.2 --locked)" >&2; exit 1; }
+command -v cargo-fuzz >/dev/null || { echo "fuzz: cargo-fuzz not installed (bash c-tests/setup.sh installs it)" >&2; exit 1; }
 LLVM_BIN=${LLVM_BIN:-/usr/lib/llvm-22/bin}
 G=$ROOT/target/gpu-images
 [ -e "$G/kernels/kernels.sm_90.cubin" ] || bash c-tests/gpu-images.sh "$G" >/dev/null

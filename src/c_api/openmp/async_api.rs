@@ -24,7 +24,7 @@ pub struct AsyncInfo {
     tag: u64,
     pub device: i64,
     failed: AtomicBool,
-    contexts: super::kernel::HandleContexts,
+    contexts: crate::openmp::constructs::HandleContexts,
 }
 
 /// Checks a handle received from C.
@@ -119,7 +119,7 @@ pub unsafe extern "C" fn __tgt_target_kernel_async(
         };
         // SAFETY: forwarded contract.
         let rc = unsafe {
-            super::kernel::target_kernel(
+            crate::openmp::constructs::target_kernel(
                 "__tgt_target_kernel_async",
                 loc,
                 device_id,

@@ -90,12 +90,7 @@ fn startup_objects() -> Vec<(usize, usize)> {
     out
 }
 
-pub use crate::base::guard::{fast_path, guard, value_entry, void_entry};
-
-/// `int` entry points (`OFFLOAD_SUCCESS` / `OFFLOAD_FAIL`).
-pub fn int_entry(name: &'static str, body: impl FnOnce() -> Result<i32>) -> i32 {
-    value_entry(name, crate::abi::OFFLOAD_FAIL, body)
-}
+pub use crate::base::guard::{fast_path, guard, int_entry, value_entry, void_entry};
 
 /// Entry points returning a pointer: NULL on error.
 pub fn ptr_entry<T>(name: &'static str, body: impl FnOnce() -> Result<*mut T>) -> *mut T {

@@ -5,7 +5,6 @@ use super::boundary::{int_entry, ptr_entry, value_entry, void_entry};
 use crate::abi::{self, omp_depend_t, ptr};
 use crate::base::diag;
 use crate::base::error::{OffloadError, Result};
-use crate::device::memory;
 use crate::openmp;
 use crate::plugins::AllocKind;
 use core::ffi::{c_char, c_int, c_void};
@@ -42,7 +41,7 @@ pub extern "C" fn omp_target_alloc(size: usize, device_num: c_int) -> *mut c_voi
     // general path runs.
     let mut fast = core::ptr::null_mut();
     if super::boundary::fast_path("omp_target_alloc", || {
-        fast = alloc_fast(size, device_num);
+        fast = openmp::device_api::alloc_fast(size, i64::from(device_num)) as *mut c_void;
         !fast.is_null()
     }) {
         return fast;
@@ -56,67 +55,6 @@ fn alloc_general(size: usize, device_num: c_int) -> *mut c_void {
     ptr_entry("omp_target_alloc", || Ok(openmp::get().target_alloc(size, device_num as i64, AllocKind::Default) as *mut c_void))
 }
 
-/// `omp_target_alloc` on a device that is ready, with nothing traced or
-/// recorded ([`crate::base::fast_path`]): the plugin's plain allocation, which is
-/// what the general path ends in. NULL, having done nothing, for anything
-/// else (size 0, the initial device, a device still to be set up, a plugin
-/// without the path, a failed allocation): the general path answers.
-#[inline(always)]
-fn alloc_fast(size: usize, device_num: c_int) -> *mut c_void {
-    match fast_device(device_num) {
-        Some(dev) if size != 0 => match dev.plugin.alloc_plain(dev.plugin_device, size as u64) {
-            Some(p) => {
-                if !memory::record_plain(p, size as u64, dev.id) {
-                    memory::record(memory::Allocation {
-                        base: p,
-                        size: size as u64,
-                        device: dev.id,
-                        kind: AllocKind::Default,
-                        origin: memory::Origin::OpenMp,
-                    });
-                }
-                p as usize as *mut c_void
-            }
-            None => core::ptr::null_mut(),
-        },
-        _ => core::ptr::null_mut(),
-    }
-}
-
-/// The device an allocation fast path may serve: ready, with nothing
-/// traced or recorded ([`crate::base::fast_path`]).
-#[inline(always)]
-fn fast_device(device_num: c_int) -> Option<&'static crate::openmp::device::OmpDevice> {
-    if !crate::base::fast_path::allowed() {
-        return None;
-    }
-    openmp::get().device_ready(i64::from(device_num))
-}
-
-/// `omp_target_free` of a block the allocation table records as an
-/// OpenMP allocation of default memory on `device_num`, with nothing traced
-/// or recorded and no liboffload queue busy (`fast_path::QUEUED_WORK`): the block leaves the table and goes to the plugin's plain
-/// free, which is what the general path ends in. False, having done
-/// nothing, for anything else (NULL, another device or kind, a block
-/// allocated through ol*, a pointer the table does not know): the general
-/// path answers.
-#[inline(always)]
-fn free_fast(ptr: *mut c_void, device_num: c_int) -> bool {
-    if !crate::base::fast_path::allowed() || ptr.is_null() || device_num < 0 {
-        return false;
-    }
-    let id = device_num as usize;
-    let Some(size) = memory::take_plain(ptr as u64, id) else { return false };
-    // The table names only exposed devices.
-    if let Some(dev) = crate::device::get(id)
-        && dev.plugin.free_plain(dev.plugin_device, ptr as u64, size)
-    {
-        return true;
-    }
-    memory::put_back(memory::Allocation { base: ptr as u64, size, device: id, kind: AllocKind::Default, origin: memory::Origin::OpenMp });
-    false
-}
-
 /// Frees memory from `omp_target_alloc`.
 ///
 /// # Safety
@@ -125,7 +63,7 @@ fn free_fast(ptr: *mut c_void, device_num: c_int) -> bool {
 pub unsafe extern "C" fn omp_target_free(device_ptr: *mut c_void, device_num: c_int) {
     // A panic in the fast path (none is expected) is reported and the
     // general path runs.
-    if super::boundary::fast_path("omp_target_free", || free_fast(device_ptr, device_num)) {
+    if super::boundary::fast_path("omp_target_free", || openmp::device_api::free_fast(device_ptr as usize, i64::from(device_num))) {
         return;
     }
     free_general(device_ptr, device_num)

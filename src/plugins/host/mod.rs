@@ -61,14 +61,29 @@ pub struct HostPlugin {
     queues: queue::Queues,
     /// Freed device blocks kept for reuse (22.1's memory manager).
     pool: pool::Pool,
+    /// Where the pool gets fresh memory.
+    backing: Malloc,
 }
 
-/// Where the pool gets fresh memory: `malloc`, huge-page advised when large.
-struct Malloc;
+/// Where the pool gets fresh memory: `malloc`, as LLVM's host plugin does,
+/// so a fresh device buffer costs what a fresh host buffer does. Large ones
+/// are advised as huge pages only when `OMPTARGET_RS_HOST_HUGE_PAGES` asks
+/// (see [`alloc_huge`]).
+struct Malloc {
+    huge_pages: bool,
+}
+
+impl Default for Malloc {
+    /// Reads `OMPTARGET_RS_HOST_HUGE_PAGES` (once, when the plugin is made).
+    fn default() -> Self {
+        let env = std::env::var("OMPTARGET_RS_HOST_HUGE_PAGES").ok();
+        Malloc { huge_pages: crate::base::config::parse_bool(env.as_deref(), false) }
+    }
+}
 
 impl pool::Backing for Malloc {
     fn alloc(&self, bytes: usize) -> Option<u64> {
-        if bytes >= 2 * HUGE_PAGE {
+        if self.huge_pages && bytes >= 2 * HUGE_PAGE {
             return alloc_huge(bytes);
         }
         // SAFETY: malloc accepts any size; NULL is handled below.
@@ -85,28 +100,75 @@ impl pool::Backing for Malloc {
 /// Transparent huge page size on x86-64.
 const HUGE_PAGE: usize = 2 << 20;
 
-/// Large device buffers are advised as huge pages: with THP in `madvise`
-/// mode (the common default) copies into them and kernels walking them take
-/// far fewer TLB misses and page faults. The buffer stays `malloc` memory
-/// (freed with `free`, same placement within its page as other large
-/// `malloc` blocks, so copies between it and host buffers keep glibc's fast
-/// path instead of hitting 4 KiB aliasing); the kernel backs the 2 MiB-aligned
-/// stretches inside it with huge pages.
+/// Base page size on x86-64.
+const PAGE: usize = 4096;
+
+/// The whole pages inside `[start, start + bytes)`, if any: (first, length).
+fn inner_pages(start: usize, bytes: usize) -> Option<(usize, usize)> {
+    let first = start.next_multiple_of(PAGE);
+    let end = start.checked_add(bytes)? & !(PAGE - 1);
+    (end > first).then(|| (first, end - first))
+}
+
+/// A large device buffer advised as huge pages (`OMPTARGET_RS_HOST_HUGE_PAGES`
+/// on): with THP in `madvise` mode, kernels reading it at random take far
+/// fewer TLB misses. Off by default: a fresh huge page costs more than the
+/// small pages it replaces wherever free huge pages are scarce or must first
+/// be backed by a hypervisor, and a program that streams through its buffers
+/// gains nothing back (docs/performance-memory.md has the measurements). The
+/// buffer stays `malloc` memory (freed with `free`, same placement within its
+/// page as other large `malloc` blocks, so copies between it and host buffers
+/// keep glibc's fast path instead of hitting 4 KiB aliasing); the kernel backs
+/// the 2 MiB-aligned stretches inside it with huge pages.
 fn alloc_huge(bytes: usize) -> Option<u64> {
     // SAFETY: malloc accepts any size; NULL is handled below.
     let p = unsafe { libc::malloc(bytes) };
     if p.is_null() {
         return None;
     }
-    let start = (p as usize).next_multiple_of(4096);
-    let end = (p as usize + bytes) & !4095;
-    if end > start {
+    if let Some((first, len)) = inner_pages(p as usize, bytes) {
         // Advice only: failure (THP disabled) leaves ordinary pages.
         // SAFETY: whole pages inside the allocation just made; madvise keeps their contents.
-        unsafe { libc::madvise(start as *mut libc::c_void, end - start, libc::MADV_HUGEPAGE) };
+        unsafe { libc::madvise(first as *mut libc::c_void, len, libc::MADV_HUGEPAGE) };
     }
     Some(p as u64)
 }
+
+/// `memmove(dst, src, n)`, with copies of at most 16 bytes (a mapped
+/// scalar, the most common copy of all) done inline instead of through a
+/// call into libc.
+///
+/// # Safety
+/// As [`std::ptr::copy`]: `[src, src+n)` readable, `[dst, dst+n)` writable.
+#[inline(always)]
+unsafe fn move_bytes(dst: *mut u8, src: *const u8, n: usize) {
+    use std::ptr::{read_unaligned as rd, write_unaligned as wr};
+    // SAFETY: every access below lies in `[src, src+n)` or `[dst, dst+n)`
+    // (the caller's contract); each pair of loads comes before its stores,
+    // so overlapping ranges copy as with memmove.
+    unsafe {
+        if n > 16 {
+            std::ptr::copy(src, dst, n);
+        } else if n >= 8 {
+            let (a, b) = (rd(src.cast::<u64>()), rd(src.add(n - 8).cast::<u64>()));
+            wr(dst.cast::<u64>(), a);
+            wr(dst.add(n - 8).cast::<u64>(), b);
+        } else if n >= 4 {
+            let (a, b) = (rd(src.cast::<u32>()), rd(src.add(n - 4).cast::<u32>()));
+            wr(dst.cast::<u32>(), a);
+            wr(dst.add(n - 4).cast::<u32>(), b);
+        } else if n > 0 {
+            let (a, m, b) = (*src, *src.add(n / 2), *src.add(n - 1));
+            *dst = a;
+            *dst.add(n / 2) = m;
+            *dst.add(n - 1) = b;
+        }
+    }
+}
+
+/// Copies of at least this many bytes may be the first fill of a large
+/// device block (the pool's large blocks start at 4 MiB).
+const FIRST_FILL_FROM: u64 = 4 << 20;
 
 /// Most arguments a host kernel is called with. Arguments past the sixth go
 /// on the calling thread's stack (8 bytes each), and the calling thread may
@@ -148,7 +210,62 @@ fn load_error(what: String) -> OffloadError {
     OffloadError::BadImage(format!("failed to load target image: {what}"))
 }
 
+/// Why `dlopen` refused the image at `path`: the loader's own text
+/// (`dlerror`), which names a missing dependency or an undefined symbol,
+/// with the memfd path it starts with replaced by "the image".
+fn dlopen_error(e: &libloading::Error, path: &str) -> OffloadError {
+    let message = match std::error::Error::source(e) {
+        Some(source) => {
+            let text = source.to_string();
+            match text.strip_prefix(path) {
+                Some(rest) => format!("the image{rest}"),
+                None => text,
+            }
+        }
+        None => e.to_string(),
+    };
+    OffloadError::Driver { plugin: "x86_64", call: "dlopen", message }
+}
+
+/// The checks before `dlopen`: the file layout, then what the system loader
+/// reads from a shared object, so that a corrupt image is refused with a
+/// reason instead of crashing the loader or ending the process.
+fn check_image(image: &[u8]) -> Result<()> {
+    crate::base::elf::check_shared_object(image).map_err(|e| match e {
+        OffloadError::BadImage(what) => load_error(what),
+        other => other,
+    })
+}
+
 impl HostPlugin {
+    /// A copy of `size` (≥ [`FIRST_FILL_FROM`]) bytes from `src` to device
+    /// address `dst`. When it is the first fill of a fresh large block, the
+    /// pages it is about to write are faulted in first with one
+    /// `madvise(MADV_POPULATE_WRITE)` instead of one page fault each (about
+    /// a quarter less time for the copy). Only those pages: nothing the
+    /// program does not write is touched.
+    ///
+    /// # Safety
+    /// `[src, src+size)` is readable and `[dst, dst+size)` lies in a device
+    /// allocation of this plugin.
+    #[inline(never)]
+    unsafe fn copy_large(&self, dst: u64, src: usize, size: u64) -> Result<()> {
+        if let Ok(bytes) = usize::try_from(size)
+            && self.pool.first_fill(dst, bytes)
+            && let Some((first, len)) = inner_pages(dst as usize, bytes)
+        {
+            // Advice only: a kernel without MADV_POPULATE_WRITE (before 5.14)
+            // refuses it, and the copy then faults the pages in itself.
+            // SAFETY: whole pages inside a live device block of this plugin
+            // that the copy which follows overwrites; populating faults them
+            // in writable and keeps their contents.
+            unsafe { libc::madvise(first as *mut libc::c_void, len, libc::MADV_POPULATE_WRITE) };
+        }
+        // SAFETY: the caller's contract.
+        unsafe { std::ptr::copy(src as *const u8, dst as usize as *mut u8, size as usize) };
+        Ok(())
+    }
+
     fn image(&self, handle: ImageHandle) -> Result<std::sync::Arc<LoadedImage>> {
         self.images.lock().get(handle).cloned().flatten().ok_or_else(|| OffloadError::Internal(format!("unknown image handle {handle}")))
     }
@@ -199,7 +316,7 @@ impl Plugin for HostPlugin {
     }
 
     fn load_binary(&self, device: usize, image: &[u8]) -> Result<ImageHandle> {
-        crate::base::image::check_elf_layout(image).map_err(|e| load_error(e.to_string()))?;
+        check_image(image)?;
         let (path, fd) = Self::memfd_with(image, device)?;
         let lib = {
             let _loading = LOADER.lock();
@@ -215,7 +332,7 @@ impl Plugin for HostPlugin {
             Err(e) => {
                 // SAFETY: fd is ours and nothing was loaded from it.
                 unsafe { libc::close(fd) };
-                return Err(load_error(e.to_string()));
+                return Err(dlopen_error(&e, &path));
             }
         };
         let slots = bind::slots(image);
@@ -301,7 +418,7 @@ impl Plugin for HostPlugin {
     fn alloc(&self, _device: usize, size: u64, _kind: AllocKind) -> Result<u64> {
         let bytes = usize::try_from(size).map_err(|_| OffloadError::OutOfDeviceMemory { bytes: size })?;
         // A match, not `ok_or`: the error value is built (and dropped) only on failure.
-        match self.pool.alloc(bytes, &Malloc) {
+        match self.pool.alloc(bytes, &self.backing) {
             Some(p) => Ok(p),
             None => Err(OffloadError::OutOfDeviceMemory { bytes: size }),
         }
@@ -309,36 +426,45 @@ impl Plugin for HostPlugin {
 
     fn free(&self, _device: usize, ptr: u64, _kind: AllocKind) -> Result<()> {
         // The runtime frees only pointers this plugin's `alloc` returned, once.
-        self.pool.free(ptr, &Malloc);
+        self.pool.free(ptr, &self.backing);
         Ok(())
     }
 
     fn alloc_plain(&self, _device: usize, size: u64) -> Option<u64> {
-        self.pool.alloc(usize::try_from(size).ok()?, &Malloc)
+        self.pool.alloc(usize::try_from(size).ok()?, &self.backing)
     }
 
     fn free_plain(&self, _device: usize, ptr: u64, size: u64) -> bool {
-        self.pool.free_sized(ptr, size as usize, &Malloc);
+        self.pool.free_sized(ptr, size as usize, &self.backing);
         true
     }
 
     fn release_cached(&self) {
-        self.pool.release_kept(&Malloc);
+        self.pool.release_kept(&self.backing);
     }
 
     unsafe fn submit(&self, _device: usize, dst: u64, src: usize, size: u64) -> Result<()> {
+        if size >= FIRST_FILL_FROM {
+            // A jump: small copies keep their frame-less path.
+            // SAFETY: forwarded contract.
+            return unsafe { self.copy_large(dst, src, size) };
+        }
         // SAFETY: src is readable (caller's contract); dst is a device allocation of this plugin, i.e. host memory of at least `size` bytes.
-        unsafe { std::ptr::copy(src as *const u8, dst as usize as *mut u8, size as usize) };
+        unsafe { move_bytes(dst as usize as *mut u8, src as *const u8, size as usize) };
         Ok(())
     }
 
     unsafe fn retrieve(&self, _device: usize, dst: usize, src: u64, size: u64) -> Result<()> {
         // SAFETY: dst is writable (caller's contract); src is a device allocation.
-        unsafe { std::ptr::copy(src as usize as *const u8, dst as *mut u8, size as usize) };
+        unsafe { move_bytes(dst as *mut u8, src as usize as *const u8, size as usize) };
         Ok(())
     }
 
     fn exchange(&self, _src_device: usize, src: u64, _dst_device: usize, dst: u64, size: u64) -> Result<()> {
+        if size >= FIRST_FILL_FROM {
+            // SAFETY: `src` is a device address of this plugin, i.e. host memory of `size` bytes, as the runtime checked.
+            return unsafe { self.copy_large(dst, src as usize, size) };
+        }
         // SAFETY: both are device addresses of this plugin, i.e. host memory, with `size` bytes as the runtime checked.
         unsafe { std::ptr::copy(src as usize as *const u8, dst as usize as *mut u8, size as usize) };
         Ok(())
@@ -473,5 +599,39 @@ impl Plugin for HostPlugin {
 
     fn device_info(&self, device: usize) -> String {
         format!("    Device Type    Generic-elf-64bit\n    UID            {}\n", self.uid(device))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn move_bytes_is_memmove() {
+        // Every length up to past the inline sizes, every shift of an
+        // overlapping source and destination within one buffer, both ways.
+        for n in 0..40usize {
+            for src_at in 0..24usize {
+                for dst_at in 0..24usize {
+                    let init: Vec<u8> = (0..64u8).map(|i| i.wrapping_mul(37).wrapping_add(1)).collect();
+                    let (mut got, mut want) = (init.clone(), init);
+                    let (g, w) = (got.as_mut_ptr(), want.as_mut_ptr());
+                    // SAFETY: both ranges lie inside the 64-byte buffers (24 + 40 = 64).
+                    unsafe {
+                        move_bytes(g.add(dst_at), g.add(src_at), n);
+                        std::ptr::copy(w.add(src_at), w.add(dst_at), n);
+                    }
+                    assert_eq!(got, want, "n {n}, from {src_at} to {dst_at}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn inner_pages_of_a_range() {
+        assert_eq!(inner_pages(4096, 8192), Some((4096, 8192)));
+        assert_eq!(inner_pages(4000, 8192), Some((4096, 4096)));
+        assert_eq!(inner_pages(4000, 4000), None);
+        assert_eq!(inner_pages(usize::MAX - 10, 100), None);
     }
 }

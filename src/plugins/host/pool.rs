@@ -13,14 +13,23 @@
 //!   front), else fresh memory;
 //! * a block once handed out by the manager stays the manager's: freeing it
 //!   keeps it; the kept blocks go back to `free` when memory runs out and at
-//!   teardown.
+//!   teardown;
+//! * unlike 22.1, which keeps every freed block until memory runs out (10^6
+//!   distinct mappings entered and exited leave it 866 MiB larger), a size
+//!   class keeps at most [`CLASS_KEEP_COST`] worth of blocks: a block freed
+//!   while its class is full goes back to `free` and leaves the manager, so
+//!   the first blocks kept are handed out again in 22.1's order and memory
+//!   goes back when the mappings go.
 //!
-//! Large blocks (the huge-page ones, see `alloc_huge`) are kept as well, up to
-//! [`LARGE_CACHE_BYTES`] in all, and handed back for an allocation of the same
-//! size, the last freed first: a `map(to:)` region on unmapped data then
-//! copies into memory that is already faulted in instead of fresh pages.
-//! 22.1 returns such blocks to `free` (glibc unmaps them), so addresses of
-//! blocks above the threshold are not an observable the manager promises.
+//! Large blocks (4 MiB and more) are kept as well, up to [`LARGE_CACHE_BYTES`]
+//! in all, and handed back for an allocation of the same size, the last freed
+//! first: a `map(to:)` region on unmapped data then copies into memory that is
+//! already faulted in instead of fresh pages. 22.1 returns such blocks to
+//! `free` (glibc unmaps them), so addresses of blocks above the threshold are
+//! not an observable the manager promises. The pool also knows which large
+//! blocks in use are still fresh (from the backing, nothing copied in yet), so
+//! that the plugin can fault in, in one call, the pages a first copy into one
+//! is about to write (see [`Pool::first_fill`]).
 //!
 //! Locks: one per size class and one per shard of the pointer → size table
 //! (shards by address), never one for the whole plugin.
@@ -42,6 +51,17 @@ const SHARDS: usize = 64;
 pub(crate) const LARGE_CACHE_BYTES: usize = 1 << 30;
 /// Most large blocks kept.
 const LARGE_CACHE_BLOCKS: usize = 16;
+/// Most a size class keeps, in [`keep_cost`] units (bytes plus bookkeeping):
+/// 2 MiB, so all 13 classes together keep at most 26 MiB of freed blocks.
+pub(crate) const CLASS_KEEP_COST: usize = 2 << 20;
+
+/// What keeping a block of `size` bytes costs: its bytes, plus what the
+/// block costs beyond them (malloc's chunk header and rounding, the queue
+/// slot and the owner-table entry), about 64 bytes.
+#[inline(always)]
+fn keep_cost(size: usize) -> usize {
+    size + 64
+}
 
 /// The threshold `LIBOMPTARGET_MEMORY_MANAGER_THRESHOLD` asks for
 /// (`None` = the manager is disabled).
@@ -109,7 +129,7 @@ impl Fifo {
         self.head == self.items.len()
     }
 
-    #[cfg(test)]
+    #[inline(always)]
     fn len(&self) -> usize {
         self.items.len() - self.head
     }
@@ -127,8 +147,15 @@ struct Class {
     /// size takes and gives back blocks without hashing.
     hot_size: usize,
     hot: Fifo,
+    /// Most blocks `hot` may hold: what [`CLASS_KEEP_COST`] leaves after
+    /// the blocks in `by_size`, in blocks of `hot_size` (set by `make_hot`).
+    /// The queue's capacity never exceeds it, so the hot path checks it only
+    /// where the queue would grow anyway (length = capacity).
+    hot_limit: usize,
     /// Kept blocks of the other sizes, each oldest first.
     by_size: HashMap<usize, Fifo>,
+    /// [`keep_cost`] of the blocks in `by_size`.
+    others_cost: usize,
 }
 
 impl Class {
@@ -143,28 +170,42 @@ impl Class {
 
     #[inline(never)]
     fn take_other(&mut self, size: usize) -> Option<u64> {
-        self.by_size.get_mut(&size).and_then(|q| q.pop_front())
+        let p = self.by_size.get_mut(&size).and_then(|q| q.pop_front());
+        if p.is_some() {
+            self.others_cost -= keep_cost(size);
+        }
+        p
     }
 
-    /// Keeps `ptr`, a block of `size` bytes, after the others of its size.
+    /// Keeps `ptr`, a block of `size` bytes, after the others of its size;
+    /// `false` (nothing kept) when the class is full.
     #[inline(always)]
-    fn keep(&mut self, size: usize, ptr: u64) {
+    fn keep(&mut self, size: usize, ptr: u64) -> bool {
         if self.hot_size != size {
             self.make_hot(size);
         }
+        if self.hot.len() >= self.hot_limit {
+            return false;
+        }
         self.hot.push_back(ptr);
+        true
     }
 
     /// Makes `size` the hot size: its queue moves out of the map, the old
-    /// hot queue into it.
+    /// hot queue into it, and the hot queue's limit is what the others leave.
     #[inline(never)]
     fn make_hot(&mut self, size: usize) {
         let queue = self.by_size.remove(&size).unwrap_or_default();
+        self.others_cost -= queue.len() * keep_cost(size);
         let old = std::mem::replace(&mut self.hot, queue);
         if !old.is_empty() {
+            self.others_cost += old.len() * keep_cost(self.hot_size);
             self.by_size.insert(self.hot_size, old);
         }
         self.hot_size = size;
+        // The class never held more than its budget, so this is at least
+        // the queue just made hot.
+        self.hot_limit = CLASS_KEEP_COST.saturating_sub(self.others_cost) / keep_cost(size);
     }
 
     /// Every kept block; the class is empty afterwards.
@@ -172,6 +213,8 @@ impl Class {
         let mut all: Vec<u64> = std::mem::take(&mut self.hot).into_vec();
         all.extend(std::mem::take(&mut self.by_size).into_values().flat_map(Fifo::into_vec));
         self.hot_size = 0;
+        self.hot_limit = 0;
+        self.others_cost = 0;
         all
     }
 
@@ -187,7 +230,8 @@ const RECENT_SLOTS: usize = 256;
 const RECENT_PTR_BITS: u32 = 47;
 
 /// The small-block manager's blocks, address → size, direct-mapped by
-/// address, one word each (`size << 47 | address`, 0 = empty), so that
+/// address, one word each (`size << 47 | address`, [`Recent::EMPTY`] =
+/// empty), so that
 /// freeing a block finds its size without the lock and hash look-up of the
 /// manager's table. Written when a fresh block is handed out and when a
 /// free had to ask the table. A hit is authoritative: a block stays the
@@ -201,7 +245,7 @@ struct Recent {
 
 impl Default for Recent {
     fn default() -> Self {
-        Recent { slots: std::array::from_fn(|_| AtomicU64::new(0)) }
+        Recent { slots: std::array::from_fn(|_| AtomicU64::new(Recent::EMPTY)) }
     }
 }
 
@@ -212,10 +256,14 @@ impl Recent {
         &self.slots[((ptr >> 4) ^ (ptr >> 12)) as usize % RECENT_SLOTS]
     }
 
+    /// The address bits of a word.
+    const ADDRESS: u64 = (1 << RECENT_PTR_BITS) - 1;
+    /// An empty slot: its address part ([`Recent::ADDRESS`]) is no block's.
+    const EMPTY: u64 = u64::MAX;
+
     /// The word for `ptr` of `size` bytes, if both fit.
     fn pack(ptr: u64, size: usize) -> Option<u64> {
-        (ptr != 0 && ptr >> RECENT_PTR_BITS == 0 && (size as u64) < 1 << (64 - RECENT_PTR_BITS))
-            .then_some((size as u64) << RECENT_PTR_BITS | ptr)
+        (ptr != 0 && ptr < Self::ADDRESS && (size as u64) < 1 << (64 - RECENT_PTR_BITS)).then_some((size as u64) << RECENT_PTR_BITS | ptr)
     }
 
     /// `ptr` is the manager's block of `size` bytes.
@@ -229,10 +277,12 @@ impl Recent {
         }
     }
 
-    /// Whether word `w` is `ptr`'s.
+    /// Whether word `w` is `ptr`'s. An empty word's address part is the
+    /// all-ones address no block has, so it matches no pointer (NULL
+    /// included) without a test of its own.
     #[inline(always)]
     fn is_for(w: u64, ptr: u64) -> bool {
-        w != 0 && w & ((1 << RECENT_PTR_BITS) - 1) == ptr
+        w & Self::ADDRESS == ptr
     }
 
     /// The size of `ptr` if its word is here.
@@ -247,7 +297,7 @@ impl Recent {
         let slot = self.slot(ptr);
         let w = slot.load(Ordering::Relaxed);
         if Self::is_for(w, ptr) {
-            let _ = slot.compare_exchange(w, 0, Ordering::Relaxed, Ordering::Relaxed);
+            let _ = slot.compare_exchange(w, Self::EMPTY, Ordering::Relaxed, Ordering::Relaxed);
         }
     }
 }
@@ -257,6 +307,14 @@ struct LargeCache {
     /// Kept large blocks, oldest first: (size, address).
     blocks: Vec<(usize, u64)>,
     bytes: usize,
+}
+
+/// A large block in use.
+#[derive(Clone, Copy)]
+struct LiveLarge {
+    bytes: usize,
+    /// From the backing, and no copy has filled it yet.
+    fresh: bool,
 }
 
 /// The pool of one plugin (all its devices share the host's memory).
@@ -271,8 +329,8 @@ pub struct Pool {
     /// A lock-free, direct-mapped cache in front of `owned` (see [`Recent`]).
     recent: Recent,
     large: Mutex<LargeCache>,
-    /// Large blocks in use: address → size (rare, one lock is enough).
-    large_live: Mutex<HashMap<usize, usize>>,
+    /// Large blocks in use, by address (rare, one lock is enough).
+    large_live: Mutex<HashMap<usize, LiveLarge>>,
 }
 
 impl Default for Pool {
@@ -344,19 +402,21 @@ impl Pool {
             self.recent.note(p, bytes);
             return Some(p);
         }
-        if self.threshold.is_some() && bytes >= self.large_from && bytes <= LARGE_CACHE_BYTES {
-            let reused = {
+        if self.threshold.is_some() && bytes >= self.large_from {
+            let reused = if bytes <= LARGE_CACHE_BYTES {
                 let mut l = self.large.lock();
                 l.blocks.iter().rposition(|&(s, _)| s == bytes).map(|i| {
                     l.bytes -= bytes;
                     l.blocks.remove(i).1
                 })
+            } else {
+                None
             };
-            let p = match reused {
-                Some(p) => p,
-                None => self.fresh(bytes, backing)?,
+            let (p, fresh) = match reused {
+                Some(p) => (p, false),
+                None => (self.fresh(bytes, backing)?, true),
             };
-            self.large_live.lock().insert(p as usize, bytes);
+            self.large_live.lock().insert(p as usize, LiveLarge { bytes, fresh });
             return Some(p);
         }
         self.fresh(bytes, backing)
@@ -369,10 +429,35 @@ impl Pool {
         if self.threshold.is_some()
             && let Some(size) = self.recent.size_of(ptr)
         {
-            self.classes[class_of(size)].lock().keep(size, ptr);
+            if !self.classes[class_of(size)].lock().keep(size, ptr) {
+                self.let_go(ptr, backing);
+            }
             return;
         }
         self.free_other(ptr, backing)
+    }
+
+    /// A block of the manager's that its full class does not keep leaves
+    /// the manager (its word and table entry go first, as in
+    /// [`Pool::release_kept`]) and goes back to `backing`.
+    #[cold]
+    #[inline(never)]
+    fn let_go(&self, ptr: u64, backing: &dyn Backing) {
+        self.recent.forget(ptr);
+        self.forget_owned(ptr);
+        backing.free(ptr);
+    }
+
+    /// Removes `ptr` from the table of the manager's blocks; a shard left
+    /// mostly empty gives its memory back (10^6 blocks in use at once grow
+    /// the table, and it must not stay that large when they go).
+    fn forget_owned(&self, ptr: u64) {
+        let mut shard = self.owned_shard(ptr).lock();
+        shard.remove(&(ptr as usize));
+        if shard.capacity() > 1024 && shard.len() < shard.capacity() / 8 {
+            let len = shard.len();
+            shard.shrink_to(len * 2);
+        }
     }
 
     /// [`Pool::free`] of a block whose size the caller knows (the
@@ -380,7 +465,9 @@ impl Pool {
     #[inline(always)]
     pub fn free_sized(&self, ptr: u64, size: usize, backing: &dyn Backing) {
         if self.small(size) {
-            self.classes[class_of(size)].lock().keep(size, ptr);
+            if !self.classes[class_of(size)].lock().keep(size, ptr) {
+                self.let_go(ptr, backing);
+            }
             return;
         }
         self.free_other(ptr, backing)
@@ -395,13 +482,17 @@ impl Pool {
         // `free` found no word for it in `recent`: the table answers.
         let size = self.owned_shard(ptr).lock().get(&(ptr as usize)).copied();
         if let Some(size) = size {
+            if !self.classes[class_of(size)].lock().keep(size, ptr) {
+                return self.let_go(ptr, backing);
+            }
             // The next free of this block (after its reuse) finds it there.
             self.recent.note(ptr, size);
-            self.classes[class_of(size)].lock().keep(size, ptr);
             return;
         }
         let large = self.large_live.lock().remove(&(ptr as usize));
-        let Some(bytes) = large else { return backing.free(ptr) };
+        let Some(LiveLarge { bytes, .. }) = large.filter(|b| b.bytes <= LARGE_CACHE_BYTES) else {
+            return backing.free(ptr);
+        };
         let evicted = {
             let mut l = self.large.lock();
             l.blocks.push((bytes, ptr));
@@ -415,6 +506,24 @@ impl Pool {
             evicted
         };
         evicted.into_iter().for_each(|p| backing.free(p));
+    }
+
+    /// Whether a copy of `bytes` bytes to `ptr` is the first to fill a large
+    /// block fresh from the backing, starting at its first byte: its pages
+    /// are then still to be faulted in, all those the copy writes. The block
+    /// counts as filled from now on (a kernel may have written parts of it
+    /// before; faulting in a page that is already there changes nothing).
+    pub fn first_fill(&self, ptr: u64, bytes: usize) -> bool {
+        if self.threshold.is_none() || bytes < self.large_from {
+            return false;
+        }
+        match self.large_live.lock().get_mut(&(ptr as usize)) {
+            Some(b) if b.fresh && bytes <= b.bytes => {
+                b.fresh = false;
+                true
+            }
+            _ => false,
+        }
     }
 
     /// Fresh memory; when there is none, the kept blocks are given back
@@ -436,7 +545,7 @@ impl Pool {
             let kept = class.lock().take_all();
             for p in kept {
                 self.recent.forget(p);
-                self.owned_shard(p).lock().remove(&(p as usize));
+                self.forget_owned(p);
                 backing.free(p);
                 n += 1;
             }
@@ -531,6 +640,57 @@ mod tests {
         assert_eq!((pool.kept(), b.live.load(Ordering::Relaxed)), (0, 0));
     }
 
+    /// A class keeps blocks up to its budget; more freed blocks go back to
+    /// the backing and leave the manager, the first kept come back first,
+    /// and the owner table shrinks once its blocks are gone.
+    #[test]
+    fn classes_keep_a_bounded_amount() {
+        let b = Counting::default();
+        let pool = Pool::new(Some(8192), 4 << 20);
+        let n = 3 * CLASS_KEEP_COST / keep_cost(8);
+        let blocks: Vec<u64> = (0..n).map(|_| pool.alloc(8, &b).unwrap()).collect();
+        blocks.iter().for_each(|&p| pool.free(p, &b));
+        let kept = CLASS_KEEP_COST / keep_cost(8);
+        assert_eq!(pool.kept(), kept);
+        assert_eq!(b.live.load(Ordering::Relaxed), kept);
+        let owned: usize = pool.owned.iter().map(|s| s.lock().len()).sum();
+        assert_eq!(owned, kept, "blocks let go left the owner table");
+        let capacity: usize = pool.owned.iter().map(|s| s.lock().capacity()).sum();
+        assert!(capacity < 8 * kept + 64 * 1024, "owner table kept its size: capacity {capacity} for {kept} blocks");
+        // 22.1's order for the blocks kept: the first freed come back first.
+        for &p in &blocks[..4] {
+            assert_eq!(pool.alloc(8, &b), Some(p));
+        }
+        blocks[..4].iter().for_each(|&p| pool.free(p, &b));
+        // Other sizes of a full class are let go too; other classes keep theirs.
+        let other = pool.alloc(12, &b).unwrap();
+        pool.free(other, &b);
+        assert_eq!(pool.kept(), kept);
+        let big = pool.alloc(4096, &b).unwrap();
+        pool.free(big, &b);
+        assert_eq!(pool.kept(), kept + 1);
+        pool.release_kept(&b);
+        assert_eq!((pool.kept(), b.live.load(Ordering::Relaxed)), (0, 0));
+    }
+
+    /// Blocks so large that a class keeps only a few (a threshold above
+    /// 8 KiB puts them all in the last class): the queue's growth stops at
+    /// the limit, however small.
+    #[test]
+    fn classes_of_large_blocks_keep_a_few() {
+        let b = Counting::default();
+        let pool = Pool::new(Some(1 << 21), 4 << 20);
+        for (size, keeps) in [(1 << 20, 1), (700_000, 2), (600_000, 3), (8193, CLASS_KEEP_COST / keep_cost(8193))] {
+            let blocks: Vec<u64> = (0..keeps + 3).map(|_| pool.alloc(size, &b).unwrap()).collect();
+            blocks.iter().for_each(|&p| pool.free(p, &b));
+            assert_eq!(pool.kept(), keeps, "{size}-byte blocks");
+            assert_eq!(pool.alloc(size, &b), Some(blocks[0]), "first freed, first taken");
+            pool.free(blocks[0], &b);
+            pool.release_kept(&b);
+            assert_eq!(b.live.load(Ordering::Relaxed), 0);
+        }
+    }
+
     #[test]
     fn disabled_and_above_threshold_go_to_backing() {
         let b = Counting::default();
@@ -559,6 +719,39 @@ mod tests {
         assert_eq!(pool.kept(), LARGE_CACHE_BLOCKS);
         pool.release_kept(&b);
         assert_eq!(pool.kept(), 0);
+        assert_eq!(b.live.load(Ordering::Relaxed), 0);
+    }
+
+    #[test]
+    fn first_fill_once_per_fresh_large_block() {
+        let b = Counting::default();
+        let pool = Pool::new(Some(8192), 1 << 20);
+        let x = pool.alloc(1 << 20, &b).unwrap();
+        assert!(!pool.first_fill(x + 64, 1 << 20), "not the block's start");
+        assert!(!pool.first_fill(x, 2 << 20), "larger than the block");
+        assert!(pool.first_fill(x, 1 << 20));
+        assert!(!pool.first_fill(x, 1 << 20), "filled once already");
+        pool.free(x, &b);
+        // Reused from the cache: its pages are there already.
+        assert_eq!(pool.alloc(1 << 20, &b), Some(x));
+        assert!(!pool.first_fill(x, 1 << 20));
+        // Small blocks and copies below the large size never count.
+        let s = pool.alloc(64, &b).unwrap();
+        assert!(!pool.first_fill(s, 64));
+        // Above what the cache keeps (address space only, never touched):
+        // tracked while in use, given back when freed.
+        let y = pool.alloc(LARGE_CACHE_BYTES + 4096, &b).unwrap();
+        assert!(pool.first_fill(y, LARGE_CACHE_BYTES + 4096));
+        pool.free(y, &b);
+        assert_eq!(pool.kept(), 0);
+        // With the manager off nothing is tracked.
+        let off = Pool::new(None, 1 << 20);
+        let z = off.alloc(1 << 20, &b).unwrap();
+        assert!(!off.first_fill(z, 1 << 20));
+        off.free(z, &b);
+        pool.free(x, &b);
+        pool.free(s, &b);
+        pool.release_kept(&b);
         assert_eq!(b.live.load(Ordering::Relaxed), 0);
     }
 
@@ -600,6 +793,9 @@ mod tests {
         let big = pool.alloc(100_000, &b).unwrap();
         pool.free(big, &b);
         assert_eq!((pool.kept(), b.live.load(Ordering::Relaxed)), (0, 0));
+        // Empty slots match no pointer, NULL included.
+        assert_eq!(pool.recent.size_of(0), None);
+        assert_eq!(Recent::pack(Recent::ADDRESS, 8), None);
         // Words that cannot be packed are never stored.
         assert_eq!(Recent::pack(1 << RECENT_PTR_BITS, 8), None);
         assert_eq!(Recent::pack(0x1000, 1 << (64 - RECENT_PTR_BITS)), None);
