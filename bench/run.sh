@@ -318,7 +318,7 @@ if [ "$HAVE_CG" = 1 ]; then
           "$f1" "$f2" >"$CG/$rt.$m.profile.txt"
       done
   done
-  # The floor (issue 16): the unavoidable work of each operation, plain C.
+  # The floor: the unavoidable work of each operation, plain C.
   if run_one floor floor valgrind --tool=callgrind --compress-strings=no \
     --callgrind-out-file="$CG/floor.out" "$BUILD/floor" cg "${CG_N[@]}"; then
     for f in "$CG/floor.out".*; do
@@ -420,7 +420,7 @@ ROWS=$RES/rows.txt
     echo "self|update from / memcpy bandwidth, $s MiB|xfer_memcpy_${s}M|xfer_from_${s}M|x|>=0.95"
   done
   for s in ${XFER_ARGS[@]:1}; do
-    # Issue 11 item 7: the 64 MiB row is the target; the others are shown for reference.
+    # The 64 MiB row is the target; the others are shown for reference.
     t=-; [ "$s" = 64 ] && t=">=0.80"
     echo "self|region map(to:) / memcpy bandwidth, $s MiB (region_map_to)|xfer_memcpy_${s}M|region_map_to_${s}M|x|$t"
   done
@@ -512,7 +512,7 @@ awk -F'|' -v medfile="$MED" '
       (r == "" ? "n/a" : sprintf("%.2f", r)), pretty($6, "ours"), verdict(o, $6)
   }' "$ROWS" >"$TABLE"
 
-# Issue 16: instructions per operation against the floor (bench/src/floor.c)
+# Instructions per operation against the floor (bench/src/floor.c)
 # and the absolute goals.
 FLOOR_TABLE=$RES/floor.md
 awk -v medfile="$MED" '
@@ -551,7 +551,7 @@ echo
 cat "$TABLE"
 if [ "$HAVE_CG" = 1 ]; then
   echo
-  echo "Instructions per operation against the floor (bench/src/floor.c) and the goals of issue 16:"
+  echo "Instructions per operation against the floor (bench/src/floor.c) and the goals:"
   echo
   cat "$FLOOR_TABLE"
 fi

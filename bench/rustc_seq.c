@@ -1,4 +1,4 @@
-/* Cost of the call sequences rustc's offload codegen emits (project issue 4),
+/* Cost of the call sequences rustc's offload codegen emits,
  * on LLVM 22.1's libomptarget and on omptarget-rs, host plugin.
  *
  *   zero_desc_cycle   one empty-descriptor register/unregister pair as older

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# amdgpu-images.sh [GPU_IMAGES_DIR] - builds the AMDGPU test inputs of issue 7
+# amdgpu-images.sh [GPU_IMAGES_DIR] - builds the AMDGPU test inputs
 # into GPU_IMAGES_DIR/amdgpu (default target/gpu-images/amdgpu), next to what
 # c-tests/gpu-images.sh built:
 #

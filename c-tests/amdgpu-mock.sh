@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# amdgpu-mock.sh - the AMDGPU plugin's whole path without an AMD GPU (issue 7).
+# amdgpu-mock.sh - the AMDGPU plugin's whole path without an AMD GPU.
 #
 # Runs the gpu-images AMDGPU harnesses (harness.gfx90a*, harness.gfx942*:
 # register, map, launch through the libomptarget ABI exactly like rustc's

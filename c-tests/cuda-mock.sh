@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# cuda-mock.sh - the CUDA plugin's whole path without a GPU (issue 5).
+# cuda-mock.sh - the CUDA plugin's whole path without a GPU.
 #
 # Runs the gpu-images CUDA harnesses (harness.sm_90*: register, map, launch
 # through the libomptarget ABI exactly like rustc's codegen) against OUR

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 11 item 5: launching a kernel that its device image lacks. The
+# Launching a kernel that its device image lacks. The
 # differential part is abi/missing_kernel (the image loads, the rest runs, the
 # same "Failed to load kernel" lines as 22.1). 22.1 crashes (SIGSEGV) when the
 # missing kernel is launched; ours must fail that launch with exit 134 and a

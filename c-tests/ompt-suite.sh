@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# OMPT over the whole differential suite (issue 12): every c-tests/omp
+# OMPT over the whole differential suite: every c-tests/omp
 # program (as c-tests/run.sh builds it, into c-tests/build/omp/) runs under
 # LLVM 22.1's libomptarget and under ours (LD_PRELOAD) with the printing
 # tool c-tests/ompt/tool.c attached (EMI registrations; OMPT_SUITE_MODES

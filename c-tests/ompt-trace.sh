@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# OMPT device tracing (issue 12): c-tests/ompt-trace/program.c, built for
+# OMPT device tracing: c-tests/ompt-trace/program.c, built for
 # sm_90, gfx90a and the x86-64 host-offload target, runs with the tracing
 # tool c-tests/ompt-trace/tool.c attached (OMP_TOOL_LIBRARIES):
 #   - on our CUDA plugin over mock-cuda and over mock-cuda-async (deferred

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# OMPT differential suite (issue 12): every program in c-tests/ompt/ runs
+# OMPT differential suite: every program in c-tests/ompt/ runs
 # under LLVM 22.1's libomptarget and under ours (LD_PRELOAD), with the tool
 # c-tests/ompt/tool.c attached through OMP_TOOL_LIBRARIES, once per
 # registration mode (EMI callbacks, non-EMI callbacks, both). The callback

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# LIBOMPTARGET_PROFILE test (issue 12): runs c-tests/profile/known.c under
+# LIBOMPTARGET_PROFILE test: runs c-tests/profile/known.c under
 # LLVM 22.1 and under ours with LIBOMPTARGET_PROFILE_GRANULARITY=0 and
 # validates our file with c-tests/profile/check.py (JSON, nesting per thread,
 # event counts, device track, totals, construct counts equal to LLVM's);

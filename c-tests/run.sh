@@ -597,7 +597,7 @@ for t in "${SEL[@]}"; do
         DETAIL=""
         report FAIL "$t" "$mode" "matches LLVM now but ${divf#"$HERE"/} lists a divergence: remove that file"
       elif [ -f "$oursf" ] && ! { [ "$(cat "$RUNDIR/$t/$mode.rc")" = 0 ] && cmp -s "$oursf" "$RUNDIR/$t/$mode.out"; }; then
-        # issue 11: a divergence with a .ours file must give exactly that stdout, exit 0
+        # A divergence with a .ours file must give exactly that stdout, exit 0
         DETAIL=$(diff -u --label "${oursf#"$HERE"/}" --label "$mode" "$oursf" "$RUNDIR/$t/$mode.out" | head -n 40 | indent)
         report FAIL "$t" "$mode" "known divergence, but not the output of ${oursf#"$HERE"/} (exit $(cat "$RUNDIR/$t/$mode.rc"))"
       else

@@ -27,42 +27,42 @@ bash c-tests/cuda-indirect/run.sh
 # The AMDGPU plugin end to end against the CPU stand-in for the HSA runtime.
 bash c-tests/amdgpu-mock.sh
 bash bench/run.sh --smoke
-# Issue 11: concurrent map/unmap of one variable, 200 runs x 8 threads x 10^4 regions (and 50 on deferred queues).
+# Concurrent map/unmap of one variable, 200 runs x 8 threads x 10^4 regions (and 50 on deferred queues).
 bash c-tests/stress/map-race.sh 200 50
-# issue 17: liboffload (the ol* API, libLLVMOffload.so.22.1) on our devices,
+# Liboffload (the ol* API, libLLVMOffload.so.22.1) on our devices,
 # compiled against LLVM 22.1's OffloadAPI.h; differential against its library.
 bash c-tests/offload/run.sh
 bash bench/offload/run.sh --smoke
-# --- issue 15: interop objects and kernel-language launches on the stand-ins.
+# Interop objects and kernel-language launches on the stand-ins.
 bash c-tests/interop/run.sh
-# issue 15: kernel record/replay on mock-cuda, replayed with llvm-omp-kernel-replay-22.
+# Kernel record/replay on mock-cuda, replayed with llvm-omp-kernel-replay-22.
 bash c-tests/record-replay/run.sh
-# Issue 14 (reliability): fork with threads offloading, gdb on an offloading
+# Reliability: Fork with threads offloading, gdb on an offloading
 # program, bad input, dlopen/dlclose cycles, teardown with work in flight,
 # thread stress (short CI modes; --long for the full figures).
 bash c-tests/reliability/run.sh
-# Issue 13: the GPU differential suite: the c-tests/omp programs built by clang-22
+# The GPU differential suite: the c-tests/omp programs built by clang-22
 # for sm_90 and gfx90a with the test-only device runtime c-tests/gpu/rt (no
 # DeviceRTL), every image checked, then run through our CUDA and AMDGPU plugins
 # on the stand-ins against their host-offload .expected (c-tests/gpu/README.md).
 bash c-tests/gpu/omp-suite.sh
-# --- issue 12: tool interfaces ---
+# Tool interfaces ---
 # OMPT callback sequences of a printing tool, LLVM 22.1 versus ours.
 bash c-tests/ompt.sh
 # LIBOMPTARGET_PROFILE: JSON, nesting, event counts, device track, totals.
 bash c-tests/profile.sh
 # "Why no device": one line per registered image that no device took.
 bash c-tests/why-no-device.sh
-# Issue 11 items 5 and 7: a kernel missing from its image fails only its own launch.
+# A kernel missing from its image fails only its own launch.
 bash c-tests/missing-kernel.sh
-# issue 12: device tracing
+# Device tracing
 # OMPT device tracing (ompt_start_trace ... ompt_translate_time) on the CUDA
 # and AMDGPU stand-ins; the host plugin offers none, as LLVM 22.1.
 bash c-tests/ompt-trace.sh
 # The OMPT tool's callbacks over the whole differential suite, LLVM 22.1
 # versus ours (c-tests/ompt/suite.divergence lists the differences; ~70 s).
 bash c-tests/ompt-suite.sh
-# issue 14: fuzz, valgrind, miri
+# Fuzz, valgrind, miri
 # Each cargo-fuzz target (tests/fuzz) for 20 s from the repository's images,
 # fails on any crash; --runs 10000000 for the closing note's figures.
 bash tests/fuzz/run.sh --time 20

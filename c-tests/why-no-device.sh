@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# "Why no device" (issue 12): a CUDA (PTX sm_90) image registered where no
+# "Why no device": a CUDA (PTX sm_90) image registered where no
 # device takes it: the construct falls back to the host (default policy) or
 # aborts (mandatory), and ours says once, per registered image, why:
 #   - no CUDA driver loads (OMPTARGET_RS_LIBCUDA points at a missing file);

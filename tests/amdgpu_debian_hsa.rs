@@ -1,4 +1,4 @@
-//! The AMDGPU plugin with a real HSA runtime but no GPU (issue 7): Debian's
+//! The AMDGPU plugin with a real HSA runtime but no GPU: Debian's
 //! `libhsa-runtime64-1` loads, resolves every entry point the plugin needs,
 //! and its `hsa_init` fails without `/dev/kfd`; the plugin then has zero
 //! devices and keeps the runtime's own error text. Prints `skipped: ...`

@@ -1,4 +1,4 @@
-//! AMDGPU code-object inspection on real code objects (issue 7): ELF checks,
+//! AMDGPU code-object inspection on real code objects: ELF checks,
 //! processor and target-id decoding, compatibility decisions against agent
 //! ISAs, `.kd` kernel discovery, globals, the `amdhsa` msgpack metadata
 //! (kernarg segment size and alignment, hidden-argument layout, wavefront

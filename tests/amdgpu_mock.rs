@@ -1,5 +1,5 @@
 //! The AMDGPU plugin end to end against mock-hsa, the CPU stand-in for
-//! `libhsa-runtime64.so.1` in c-tests/mock-hsa (issue 7): runtime loading
+//! `libhsa-runtime64.so.1` in c-tests/mock-hsa: runtime loading
 //! through `OMPTARGET_RS_LIBHSA`, agents and ISAs, memory pools and every
 //! allocation kind, copies (staged and locked), fills, code objects v5 and v6,
 //! `.kd` kernels, globals, the device environment, kernel environments and

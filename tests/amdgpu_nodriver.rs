@@ -1,4 +1,4 @@
-//! The AMDGPU plugin without an HSA runtime (issue 7): `__tgt_init_all_rtls`
+//! The AMDGPU plugin without an HSA runtime: `__tgt_init_all_rtls`
 //! leaves libhsa alone when no AMDGPU image was registered, and a missing
 //! runtime means zero AMDGPU devices while the host plugin works as before.
 //! Needs no GPU images.

@@ -720,7 +720,7 @@ fn fatal_omp_target_memcpy_on_invalid_device() {
 
 #[test]
 fn uid_of_initial_device_minus_one_is_host() {
-    // Issue 11 item 9: OpenMP 5.2's omp_initial_device (-1) names the host in
+    // OpenMP 5.2's omp_initial_device (-1) names the host in
     // the device routines (LLVM 22.1 aborts "device number '-1' out of range");
     // omp_invalid_device (-2) stays fatal (fatal_mapped_ptr_on_negative_device).
     init_runtime();

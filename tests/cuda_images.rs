@@ -1,4 +1,4 @@
-//! CUDA image inspection on real cubins and PTX (issue 5): ELF header
+//! CUDA image inspection on real cubins and PTX: ELF header
 //! generations, architecture decoding, compatibility decisions, symbol
 //! discovery and kernel-environment parsing. No driver is involved; the
 //! tests also check that nothing here opens one.

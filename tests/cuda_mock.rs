@@ -1,5 +1,5 @@
 //! The CUDA plugin end to end against mock-cuda, the CPU stand-in for
-//! `libcuda.so.1` that gpu-images builds (issue 5): driver loading through
+//! `libcuda.so.1` that gpu-images builds: driver loading through
 //! `OMPTARGET_RS_LIBCUDA`, contexts, memory of every kind, copies, memset,
 //! image loading of both cubin generations, the device environment, kernel
 //! environments, launch dimensions, the parameter buffer, the launch
@@ -167,7 +167,7 @@ fn plugin_against_mock_cuda() {
         let kh = plugin.get_function(0, h, k).unwrap();
         assert_eq!(plugin.kernel_environment(kh).unwrap(), None, "{k} is bare");
     }
-    // A kernel the image lacks (issue 11): an error naming it, for the
+    // A kernel the image lacks: an error naming it, for the
     // runtime to report as "Failed to load kernel"; the image stays usable.
     let err = plugin.get_function(0, h, "no_such_kernel").unwrap_err().to_string();
     assert!(err.contains("no_such_kernel"), "{err}");

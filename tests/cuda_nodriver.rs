@@ -1,4 +1,4 @@
-//! The CUDA plugin without a driver (issue 5): `__tgt_init_all_rtls` leaves
+//! The CUDA plugin without a driver: `__tgt_init_all_rtls` leaves
 //! libcuda alone when no CUDA image was registered, and a missing driver
 //! means zero CUDA devices while the host plugin works as before. Needs no
 //! GPU images.

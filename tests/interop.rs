@@ -1,4 +1,4 @@
-//! Interop queries and kernel-language entry points without a GPU (issue 15):
+//! Interop queries and kernel-language entry points without a GPU:
 //! what the host plugin and bad input give. The GPU plugins are checked on
 //! their stand-ins by `c-tests/interop/run.sh`.
 

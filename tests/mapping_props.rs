@@ -1014,7 +1014,7 @@ fn random_sequences_match_model() {
 }
 
 // ---------------------------------------------------------------------------
-// Concurrent map/unmap of one address (issue 11, item 1).
+// Concurrent map/unmap of one address.
 // ---------------------------------------------------------------------------
 
 /// Adds 1 to the device copy of the u64 at `host` (a "kernel"; the caller

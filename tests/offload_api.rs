@@ -1,4 +1,4 @@
-//! The `ol*` entry points called from Rust through the rlib (issue 17):
+//! The `ol*` entry points called from Rust through the rlib:
 //! fuzzed info queries (random properties, sizes, handles) never crash and
 //! answer the documented codes; handles created and destroyed on several
 //! threads while others use theirs stay consistent (the live-handle cache

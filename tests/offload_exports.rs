@@ -1,4 +1,4 @@
-//! The library is also a drop-in `libLLVMOffload.so.22.1` (issue 17): it
+//! The library is also a drop-in `libLLVMOffload.so.22.1`: it
 //! exports exactly the 70 `ol*` functions of LLVM 22.1's liboffload, each as
 //! `NAME@@VERS1.0`, generated from the one declaration list of
 //! `src/c_api/liboffload.rs`; `cargo build` leaves the name

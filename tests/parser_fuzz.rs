@@ -120,7 +120,7 @@ fn elf_parsers_survive_mutations() {
     }
 }
 
-/// The layout check (issue 14) accepts a whole image and rejects every
+/// The layout check accepts a whole image and rejects every
 /// truncation of one, whatever was mutated in the headers: an accepted
 /// image has every segment and section inside its bytes.
 #[test]

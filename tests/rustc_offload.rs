@@ -1,4 +1,4 @@
-//! Rust offload binaries (project issue 4): the exact call sequences rustc's
+//! Rust offload binaries: the exact call sequences rustc's
 //! offload codegen emits (abi-reference §2.9, §4.11), replayed against the
 //! host plugin.
 //!

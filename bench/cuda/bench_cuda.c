@@ -1,6 +1,6 @@
 /*
  * bench_cuda.c - the CUDA plugin's overhead against the raw driver API, in
- * one process (issue 5):
+ * one process:
  *
  *   launch+sync   cuLaunchKernel of an empty kernel + cuStreamSynchronize,
  *                 against __tgt_target_kernel of the same kernel (KernelArgs

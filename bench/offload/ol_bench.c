@@ -1,4 +1,4 @@
-// ol* per-operation costs on the CPU device (issue 17), next to the OpenMP
+// ol* per-operation costs on the CPU device, next to the OpenMP
 // path of the same runtime and the physical floor. `ol_bench MODE N` runs N
 // operations of MODE and prints "ns MODE <ns per op>"; bench/offload/run.sh
 // runs it under callgrind with two N for instructions per operation.

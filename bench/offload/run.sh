@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# bench/offload/run.sh - ol* costs on the CPU device (issue 17): instructions
+# bench/offload/run.sh - ol* costs on the CPU device: instructions
 # per operation from callgrind (the loop function only, divided by N) and ns per
 # operation, for olLaunchKernel(empty)+olSyncQueue, olMemcpy 8 B and 64 MiB,
 # olMemAlloc+olMemFree; beside the OpenMP path of the same runtime and the

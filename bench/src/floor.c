@@ -1,4 +1,4 @@
-/* The physical floor of the latency operations of lat.c (issue 16): a plain C
+/* The physical floor of the latency operations of lat.c: a plain C
  * program doing only the work no offloading runtime can avoid on the host
  * target: the call into the runtime, an interval look-up in a small sorted
  * table of mappings, the reference-count update, the allocation and the

@@ -1,4 +1,4 @@
-/* Issue 11 item 8: malformed non-contiguous `target update` descriptors
+/* Malformed non-contiguous `target update` descriptors
  * (abi-reference 6.10). For a NON_CONTIG entry ArgSizes[i] is the number of
  * dimensions and ArgPtrs[i] points to that many {offset, count, stride}
  * descriptors. clang 22 sometimes passes, for the NON_CONTIG component of a

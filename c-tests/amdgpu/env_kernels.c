@@ -1,6 +1,6 @@
 /*
  * env_kernels.c - AMDGPU test kernels with OpenMP kernel environments and a
- * device environment (issue 7), for what gpu-images' bare kernels do not
+ * device environment, for what gpu-images' bare kernels do not
  * cover: `<kernel>_kernel_environment` parsing, the launch environment of
  * kernels with team reductions, __omp_rtl_device_environment, dynamic LDS.
  *

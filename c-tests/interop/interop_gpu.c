@@ -1,4 +1,4 @@
-/* interop_gpu.c - interop objects on the CUDA and HSA stand-ins (issue 15).
+/* interop_gpu.c - interop objects on the CUDA and HSA stand-ins.
  * Linked with a gpu-images registration object (wrap.sm_90.o / wrap.gfx90a.o)
  * so that the GPU plugin has a device.
  *   interop_gpu table  : every property of a target and a targetsync object

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # c-tests/interop/run.sh - interop objects and kernel-language launches on the
-# CUDA and HSA stand-ins (issue 15). Needs target/release/libomptarget_rs.so
+# CUDA and HSA stand-ins. Needs target/release/libomptarget_rs.so
 # and the gpu-images (c-tests/gpu-images.sh; c-tests/amdgpu-images.sh builds
 # mock-hsa). Without them it prints "skipped". Checks:
 #   1. interop_gpu table on mock-cuda and mock-hsa: identical under LLVM 22.1

@@ -1,4 +1,4 @@
-// scale.cu - a CUDA program compiled with clang-22 -foffload-via-llvm (issue 15):
+// scale.cu - a CUDA program compiled with clang-22 -foffload-via-llvm:
 // kernel<<<grid, block, shmem, stream>>> becomes __llvmPushCallConfiguration +
 // the host stub's __llvmPopCallConfiguration + llvmLaunchKernel. Memory comes
 // from the OpenMP device API (there is no CUDA runtime). The second kernel has

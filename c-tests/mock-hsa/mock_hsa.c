@@ -1,6 +1,6 @@
 /*
  * mock_hsa.c - a CPU-only stand-in for the HSA runtime (libhsa-runtime64.so.1)
- * for testing libomptarget-compatible runtimes without an AMD GPU (issue 7).
+ * for testing libomptarget-compatible runtimes without an AMD GPU.
  *
  * It exports every entry point LLVM 22.1's AMDGPU plugin resolves (so LLVM's
  * own runtime can be run against it as a reference) with "device memory" =

@@ -1,4 +1,4 @@
-// The same ol* program on the CPU device and on a GPU device (issue 17):
+// The same ol* program on the CPU device and on a GPU device:
 // gpu-images' kernels (saxpy, read_global, write_global; device globals
 // g_value, g_table) built for x86-64 and for the GPU (sm_90 cubin or gfx90a
 // code object). Run with mock-cuda or mock-hsa (CPU stand-ins for the

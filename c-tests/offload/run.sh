@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# c-tests/offload/run.sh - liboffload (the ol* API) on omptarget-rs (issue 17).
+# c-tests/offload/run.sh - liboffload (the ol* API) on omptarget-rs.
 #
 # Every program here is compiled against LLVM 22.1's own offload/OffloadAPI.h
 # and linked against LLVM's libLLVMOffload.so.22.1, then run with ours first

@@ -1,7 +1,7 @@
 // A C++ member function that maps this[:1] for a class with a declare
 // mapper (the mapper maps the object and its pointer member's array
 // section), after an earlier `target map(tofrom: obj)` region that changed
-// the pointee on the device (issue 11, item 6). Variations: the member
+// the pointee on the device. Variations: the member
 // defined before the mapper is declared (this[:1] without the mapper: the
 // object stays mapped from the mapper region, and its device copy's pointer
 // still names the pointee's device block, freed and not yet reused, as with

@@ -1,5 +1,5 @@
 // omp_get_device_num() inside target regions on the host plugin's devices
-// (issue 11 item 9; OpenMP 5.2 §18.7.5: "the device number of the device on
+// (OpenMP 5.2 §18.7.5: "the device number of the device on
 // which the calling thread is executing"). Each device's copy of the image
 // answers its own number: called directly, through a function pointer
 // (a GOT entry instead of a PLT slot), from a declare-target function, from

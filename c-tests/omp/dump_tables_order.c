@@ -1,6 +1,6 @@
 // ompx_dump_mapping_tables() writes through the C stdout stream, so with
 // stdout fully buffered (a pipe or a file, as in this test) its lines stay
-// in the program's order: no fflush anywhere (issue 11, item 2). The same
+// in the program's order: no fflush anywhere. The same
 // for the program's stderr when it made stderr fully buffered too: the
 // runtime's INFO lines (LIBOMPTARGET_INFO=4 dumps the tables after a
 // failed construct; here INFO 0x20 copy lines) keep their place.

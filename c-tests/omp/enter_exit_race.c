@@ -3,7 +3,7 @@
 // 0 -> 1 -> 0 again and again (the general path: a new mapping, the last
 // release copied back and removed) while other threads take and drop
 // references of it (the fast path of src/api/data.rs: a live count stepped
-// up or down). No increment may be lost (issue 11 item 1 in the enter/exit
+// up or down). No increment may be lost (in the enter/exit
 // form). Separate from enter_exit_fast.c because how often the mapping is
 // created and removed varies from run to run (c-tests/ompt-suite.sh lists
 // it as a race).

@@ -1,4 +1,4 @@
-// Issue 11 item 9: OpenMP 5.2's omp_initial_device (-1; LLVM 22.1's omp.h does
+// OpenMP 5.2's omp_initial_device (-1; LLVM 22.1's omp.h does
 // not define it) names the host in the device memory routines (OpenMP 5.2
 // §18.8): omp_target_alloc(n, -1) is host memory, omp_target_memcpy/_rect/
 // memset/is_present/get_mapped_ptr/free with -1 treat it as the host.

@@ -1,4 +1,4 @@
-// interop_host.c - #pragma omp interop on the host plugin (issue 15): LLVM 22.1
+// interop_host.c - #pragma omp interop on the host plugin: LLVM 22.1
 // creates no interop object for it, so every init leaves omp_interop_none, use
 // and destroy do nothing, and nothing is printed. A targetsync init waits for
 // its depend clause first. Queries that 22.1 answers without dereferencing the

@@ -1,4 +1,4 @@
-// Concurrent map/unmap of one variable (issue 11, item 1): host threads in a
+// Concurrent map/unmap of one variable: host threads in a
 // parallel for each run `target map(tofrom: counter)` on the same variable
 // with an atomic increment inside, so one thread's release (count 1 -> 0,
 // copy back, free, remove) races another's re-map of the same address

@@ -1,5 +1,5 @@
-// The user-defined mapper API driven by the program with its own handle
-// (issue 11, item 3), as LLVM's own test declare_mapper_api.cpp does: the
+// The user-defined mapper API driven by the program with its own handle,
+// as LLVM's own test declare_mapper_api.cpp does: the
 // program makes a MapperComponentsTy (a std::vector of {base, begin, size,
 // type, name}), pushes components through the API and counts them, from
 // several threads (one handle each), and a declare mapper still works.

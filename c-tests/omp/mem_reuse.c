@@ -1,4 +1,4 @@
-/* Device memory reuse on the host plugin (issue 11 item 7). LLVM 22.1's
+/* Device memory reuse on the host plugin. LLVM 22.1's
  * memory manager keeps freed blocks of at most
  * LIBOMPTARGET_MEMORY_MANAGER_THRESHOLD bytes (default 8 KiB, 0 = off) and
  * hands a block of exactly the requested size back, the one freed FIRST

@@ -1,4 +1,4 @@
-/* Issue 11 item 5, from a real program: a metadirective whose selector is
+/* From a real program: a metadirective whose selector is
  * false when compiling for the host and true when compiling the device image
  * (isa(popcnt): the device code is built with -mpopcnt, see the .flags) makes
  * the host register an offload entry for the default variant's region while

@@ -1,4 +1,4 @@
-// Issue 11 item 9: a map clause list that clang 22's descriptors cannot honour
+// A map clause list that clang 22's descriptors cannot honour
 // must fail with a clear error, never crash. For a nested struct with a
 // pointer member, map(tofrom: s.in.p[0:5]) map(to: s.tag) is emitted as
 // {&s, &s.tag, 4, TO|TARGET_PARAM}, {s.in.p, 20, TO|FROM}, {&s.in.p, ATTACH}:

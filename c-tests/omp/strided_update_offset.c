@@ -4,7 +4,7 @@
 // computes byte offsets as (Offset + idx) * Stride, which puts the section at
 // elements 3, 6, 9, 12 instead of 1, 4, 7, 10 (OpenMP 5.2 §13.9: the
 // section's elements are base + 1 + 3*idx); the expected output records it.
-// omptarget-rs (issue 11 item 9) counts the innermost dimension's offset in
+// omptarget-rs counts the innermost dimension's offset in
 // elements (the element size is the trailing descriptor's stride) and moves
 // exactly the section (.divergence, .ours). The host arrays are larger than
 // the sections so LLVM's over-reach stays inside them; the printed arrays

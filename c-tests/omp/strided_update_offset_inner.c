@@ -1,4 +1,4 @@
-// Issue 11 item 9: NON_CONTIG target update of 2-D sections whose innermost
+// NON_CONTIG target update of 2-D sections whose innermost
 // dimension is strided and starts at a non-zero lower bound. OpenMP 5.2
 // §13.9 (target update) requires exactly the section's elements:
 // from(m[0:2][1:3:2]) is columns 1, 3, 5 of rows 0-1, to(m[1:2][2:2:3]) is

@@ -1,4 +1,4 @@
-// Issue 11 item 9, recorded only: a target update with a *variable* stride.
+// Recorded only: a target update with a *variable* stride.
 // OpenMP 5.2 §13.9 requires from(a[1:4:s]) with s == 3 to move elements
 // 1, 4, 7, 10, and from(m[1:2:s][0:4]) rows 1 and 3. clang 22 drops a
 // variable stride: it emits an ordinary contiguous entry (a[1:4] = 16 bytes,

@@ -1,4 +1,4 @@
-// Issue 11 item 4: the `present` modifier under `requires unified_shared_memory`.
+// The `present` modifier under `requires unified_shared_memory`.
 // Without a device copy (USM, no `close`), a list item that is not in the
 // mapping table is used through its host address on entry *and* on exit:
 // the exit of `target map(present, alloc: x)` inside `target data map(alloc: x)`

@@ -1,4 +1,4 @@
-// The traced program (issue 12): a region with copies both ways, a data
+// The traced program: a region with copies both ways, a data
 // region with an update, a nowait region; flush; more; stop; one region
 // after the stop (no record may come).
 #include <dlfcn.h>

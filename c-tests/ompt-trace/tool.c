@@ -1,4 +1,4 @@
-// OMPT device-tracing tool (issue 12). Attached with OMP_TOOL_LIBRARIES.
+// OMPT device-tracing tool. Attached with OMP_TOOL_LIBRARIES.
 // On device_initialize it looks up the tracing entry points; where they
 // exist it checks the fixed answers (native tracing never, invalid
 // cursors), enables target/target_data_op/target_submit records and starts

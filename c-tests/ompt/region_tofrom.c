@@ -1,4 +1,4 @@
-// One target region with map(tofrom: a[0:100]): the sequence of issue 12.
+// One target region with map(tofrom: a[0:100]): the sequence.
 #include <stdio.h>
 int main(void) {
   int a[100];

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# c-tests/record-replay/run.sh - kernel record/replay on the CUDA stand-in (issue 15).
+# c-tests/record-replay/run.sh - kernel record/replay on the CUDA stand-in.
 #   1. harness.sm_90 with LIBOMPTARGET_RECORD=1 (1 GiB block, save output) on
 #      mock-cuda through our runtime: still 7/7, and every kernel leaves
 #      <kernel>.json/.image/.memory/.globals/.original.output; the JSON parses

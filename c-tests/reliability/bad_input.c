@@ -1,4 +1,4 @@
-/* Bad input that crashed the runtime (issue 14, item 4); LLVM 22.1 crashes
+/* Bad input that crashed the runtime; LLVM 22.1 crashes
  * on each too, so this harness runs only on ours (c-tests/reliability/run.sh).
  * Usage: bad_input <devimg.so> <case>; one case per process:
  *   truncated  the first half of a valid device image is registered and a

@@ -1,4 +1,4 @@
-// dlopen/dlclose cycles (issue 14, item 3): CYCLES times (argv[2], default
+// dlopen/dlclose cycles: CYCLES times (argv[2], default
 // 1000) dlopen the library argv[1] (target regions, a declare-target
 // global), offload through it, dlclose it. After a warm-up of 20 cycles the
 // resident set, the open descriptors and the /proc/self/maps lines are

@@ -1,4 +1,4 @@
-// Fork safety (issue 14, item 2): four parent threads offload without pause
+// Fork safety: four parent threads offload without pause
 // (target regions with map(tofrom), enter/exit data) while the main thread
 // forks FORKS times (default 60). Usage: fork_offload [FORKS [threads|nowait]]. Each child offloads right away (a fresh
 // array and an array the parent had mapped) and checks the results; the

@@ -1,4 +1,4 @@
-// Fork safety of liboffload (issue 14): four parent threads use the ol* API
+// Fork safety of liboffload: four parent threads use the ol* API
 // without pause on the CPU devices (olMemAlloc, olMemcpy both ways, a queue,
 // an event, olLaunchKernel of vadd, olGetMemInfo, an error result, and every
 // 8th iteration olCreateProgram/olGetSymbol/olDestroyProgram) while the main

@@ -1,4 +1,4 @@
-// Debugger check (issue 14, item 5): an ordinary offloading program for
+// Debugger check: an ordinary offloading program for
 // `gdb -batch -ex run -ex bt`; gdb reads every loaded object's path from
 // ld.so's link map, including the device images the host plugin loaded.
 // `gdb_kernel_body` is a named device function to break in.

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# c-tests/reliability/miri.sh - issue 14: the unit tests of the pure modules
+# c-tests/reliability/miri.sh - the unit tests of the pure modules
 # (offload-entry tables, OffloadBinary/ELF checks, the mapping table, the ABI
 # readers, AMDGPU msgpack/metadata/kernargs, CUDA image and grid rules, and
 # the fuzz harnesses, which drive the kernel-arguments reader and the mapper

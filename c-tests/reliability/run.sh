@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# run.sh [--long] [CHECK...] - reliability checks of OUR runtime (issue 14)
+# run.sh [--long] [CHECK...] - reliability checks of OUR runtime
 # that the differential suite cannot hold, because LLVM 22.1 hangs or
 # crashes on them. Programs are built with clang-22 into target/reliability/
 # and run in library-path replacement mode (a shim folder with

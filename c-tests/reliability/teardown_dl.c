@@ -1,4 +1,4 @@
-// Teardown with work in flight in a dlopen'd library (issue 14, item 1):
+// Teardown with work in flight in a dlopen'd library:
 // the program dlopens teardown_dl_lib.so, which queues 8 target nowait
 // regions and a ninth that waits for them and checks their results; then
 // (argv[2]) main returns ("return", status 0), calls exit(3) ("exit"), or

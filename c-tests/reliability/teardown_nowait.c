@@ -1,8 +1,8 @@
-// Teardown with work in flight (issue 14, item 1), case "nowait": target
+// Teardown with work in flight, case "nowait": target
 // nowait regions still outstanding when main returns; libomp's exit waits for
 // its hidden-helper threads, which launch them then. The runtime must keep
 // the program's kernels and globals usable until then: exit status 0 (22.1
-// and ours before issue 14: "does not have a matching target pointer", 134).
+// and ours before teardown waited for it: "does not have a matching target pointer", 134).
 // Case "exit" (argv[1]): exit(0) from inside a parallel region while the
 // other threads offload.
 #include <omp.h>

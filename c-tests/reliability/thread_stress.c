@@ -1,4 +1,4 @@
-// Thread stress (issue 14, item 8): THREADS (8) host threads each run ITERS
+// Thread stress: THREADS (8) host threads each run ITERS
 // (argv[1], default 100000) mixed constructs on device (thread % devices):
 // a target region on private data, enter/exit data of one shared object
 // from all threads, a target region using it (present), target update of

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# c-tests/reliability/valgrind.sh [PROGRAM...] - issue 14: part of the C
+# c-tests/reliability/valgrind.sh [PROGRAM...] - part of the C
 # differential suite (c-tests/omp) under valgrind memcheck, with our library
 # replacing libomptarget.so.22.1 (run.sh's "replace" mode), on the host plugin
 # and, with OMPTARGET_RS_HOST_QUEUES=2, its deferred queues. Each program must

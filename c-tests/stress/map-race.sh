@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Stress test of issue 11 item 1: concurrent map/unmap of one variable.
+# Stress test: concurrent map/unmap of one variable.
 # Builds c-tests/omp/map_race_tofrom.c and runs it RUNS times (default 200)
 # as separate processes, each 8 threads x 10^4 `target map(tofrom:)` regions
 # on one shared counter (plus enter/exit pairs), through our library in

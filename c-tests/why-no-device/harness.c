@@ -1,4 +1,4 @@
-// "Why no device" (issue 12): registers one CUDA (PTX, sm_90) image and one
+// "Why no device": registers one CUDA (PTX, sm_90) image and one
 // AMDGPU-less descriptor, then runs an empty target data construct. With no
 // CUDA driver the construct finds no device: ours prints one line per
 // registered image saying why, before the fallback or the mandatory abort.

@@ -41,7 +41,7 @@ pub(crate) type DeleteFn = unsafe extern "C" fn(*mut c_void);
 pub(crate) fn allocator() -> (NewFn, DeleteFn) {
     static ALLOC: std::sync::OnceLock<(NewFn, DeleteFn)> = std::sync::OnceLock::new();
     *ALLOC.get_or_init(|| {
-        // Miri cannot call what dlsym finds (cargo miri test, issue 14).
+        // Miri cannot call what dlsym finds (cargo miri test).
         if cfg!(miri) {
             return (libc::malloc, libc::free);
         }

@@ -1,4 +1,4 @@
-//! Fork safety (issue 14): `fork` copies only the calling thread, so a lock
+//! Fork safety: `fork` copies only the calling thread, so a lock
 //! that another thread held at that moment stays locked forever in the child,
 //! and the child's first construct that needs it hangs. The `pthread_atfork`
 //! handlers (registered by the library constructor, `api::boundary`) take

@@ -234,7 +234,7 @@ pub(crate) mod tests {
                 assert!(r.is_err(), "truncation to {n} bytes accepted");
             }
         }
-        // Every 16th bit under miri (cargo miri test, issue 14): all of them take minutes there.
+        // Every 16th bit under miri (cargo miri test): all of them take minutes there.
         for i in (0..b.len() * 8).step_by(if cfg!(miri) { 16 } else { 1 }) {
             let mut c = b.clone();
             c[i / 8] ^= 1 << (i % 8);

@@ -1,5 +1,5 @@
-//! OpenMP interop objects (`#pragma omp interop`, `omp_get_interop_*`;
-//! issue 15), with LLVM 22.1's observable behaviour:
+//! OpenMP interop objects (`#pragma omp interop`, `omp_get_interop_*`),
+//! with LLVM 22.1's observable behaviour:
 //!
 //! * a plugin that offers interop ([`Plugin::interop_info`]) gives an object
 //!   with its foreign-runtime id, vendor and native handles; a `targetsync`

@@ -197,7 +197,7 @@ impl Runtime {
             // object loaded with the program, and a `dlopen`ed library still
             // open at exit is unregistered by them too, on the thread that
             // called `exit` (see `unregistering_at_exit`): the process is
-            // exiting (issue 14). Constructs the
+            // exiting. Constructs the
             // program queued (target nowait tasks that libomp's exit still
             // runs on its hidden-helper threads, other threads of an exit()
             // from a parallel region) may still launch this library's kernels

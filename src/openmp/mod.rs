@@ -52,7 +52,7 @@ pub struct Runtime {
     requirements: AtomicU64,
     /// Serialises image loading.
     load_lock: Mutex<()>,
-    /// Why registered images got no device (issue 12's "why no device"
+    /// Why registered images got no device ("why no device"
     /// lines), printed once when a construct finds no device.
     no_device: Mutex<Vec<String>>,
 }

@@ -1,4 +1,4 @@
-//! Kernel record/replay (issue 15), compatible with LLVM 22.1's GPU plugins
+//! Kernel record/replay, compatible with LLVM 22.1's GPU plugins
 //! and its `llvm-omp-kernel-replay` tool.
 //!
 //! **Recording** (`LIBOMPTARGET_RECORD=1`, or `__tgt_activate_record_replay`

@@ -41,7 +41,7 @@ pub struct LaunchDims {
     pub tripcount: u64,
 }
 
-/// What an OpenMP interop object exposes for a device (issue 15): the
+/// What an OpenMP interop object exposes for a device: the
 /// foreign-runtime and vendor ids of OpenMP's additional definitions and the
 /// native handles, as addresses (0 where the plugin has none).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -275,7 +275,7 @@ pub trait Plugin: Send + Sync {
     /// Frees an event from [`Plugin::event_record`].
     fn event_release(&self, _device: usize, _event: EventHandle) {}
 
-    // ---- Interop and kernel-language launches (issue 15). Plugins keep the
+    // ---- Interop and kernel-language launches. Plugins keep the
     // defaults where 22.1 has neither: interop objects stay omp_interop_none.
 
     /// The native handles an interop object of `device` carries; `None`: no
@@ -311,7 +311,7 @@ pub trait Plugin: Send + Sync {
         None
     }
 
-    // ---- Device timing for LIBOMPTARGET_PROFILE's device tracks (issue 12).
+    // ---- Device timing for LIBOMPTARGET_PROFILE's device tracks.
     // Only called while a profile is recorded. Plugins without device timing
     // keep the defaults (the profile then shows the host's issue times).
 

@@ -1,5 +1,4 @@
-//! `LIBOMPTARGET_PROFILE=file.json`: a Chrome-trace / Perfetto timeline
-//! (issue 12).
+//! `LIBOMPTARGET_PROFILE=file.json`: a Chrome-trace / Perfetto timeline.
 //!
 //! 22.1 writes LLVM's time-trace format: complete (`"ph":"X"`) events with
 //! its scope names ("Runtime: target exe", "Runtime: Data Copy",

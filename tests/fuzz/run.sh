@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # tests/fuzz/run.sh [--runs N | --time S] [TARGET...] - builds the cargo-fuzz
-# targets of tests/fuzz (issue 14) and runs each one, seeded with real images
+# targets of tests/fuzz and runs each one, seeded with real images
 # built from this repository, for N executions (--runs) or S seconds (--time;
 # both: whichever comes first; default 30 s). Prints one line per target (executions, exec/s, coverage,
 # features, corpus) and exits non-zero if any target crashes, leaks, times out

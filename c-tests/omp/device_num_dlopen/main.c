@@ -1,6 +1,6 @@
 // omp_get_device_num() in regions of a library loaded with dlopen, three
-// dlopen/dlclose cycles, with the program's own image loaded alongside
-// (issue 11 item 9): every load of the library's image on every host device
+// dlopen/dlclose cycles, with the program's own image loaded alongside:
+// every load of the library's image on every host device
 // is bound to that device's number again. 22.1 answers the initial device's
 // number everywhere (device_num_dlopen.divergence).
 #include <dlfcn.h>

@@ -43,7 +43,7 @@ extern "C" fn library_fini() {
 #[unsafe(link_section = ".fini_array")]
 static LIBRARY_FINI: extern "C" fn() = library_fini;
 
-// Fork safety (issue 14): every runtime lock is taken before `fork` and
+// Fork safety: every runtime lock is taken before `fork` and
 // released in both processes, so the child never inherits a lock held by a
 // thread it does not have (`openmp::fork`).
 extern "C" fn fork_prepare() {

@@ -1,4 +1,4 @@
-//! Interop exports (issue 15): the OpenMP 5.1 forms clang 22 emits for
+//! Interop exports: the OpenMP 5.1 forms clang 22 emits for
 //! `#pragma omp interop init/use/destroy`, the OpenMP 6.0 forms
 //! (`__tgt_interop_get/use60/release`), the property queries and the
 //! completion callback. The objects live in `openmp::interop`.

@@ -1,4 +1,4 @@
-//! Kernel-language launches (issue 15): what clang 22 emits for CUDA/HIP
+//! Kernel-language launches: what clang 22 emits for CUDA/HIP
 //! source compiled with `-foffload-via-llvm`. `kernel<<<grid, block, shmem,
 //! stream>>>(args)` becomes `__llvmPushCallConfiguration(grid, block, shmem,
 //! stream)` followed by a call of the kernel's host stub, which pops the

@@ -467,7 +467,7 @@ mod tests {
             let _ = symbols(&base[..n]);
             let _ = kernel_environments(&base[..n]);
         }
-        // Every 16th bit under miri (cargo miri test, issue 14): all of them take minutes there.
+        // Every 16th bit under miri (cargo miri test): all of them take minutes there.
         for i in (0..base.len() * 8).step_by(if cfg!(miri) { 16 } else { 1 }) {
             let mut c = base.clone();
             c[i / 8] ^= 1 << (i % 8);

@@ -1,4 +1,4 @@
-//! Device timing for `LIBOMPTARGET_PROFILE` (issue 12): CUDA events with
+//! Device timing for `LIBOMPTARGET_PROFILE`: CUDA events with
 //! timing recorded on a queue's stream before and after an operation, read
 //! with `cuEventElapsedTime` once the runtime saw the queue complete.
 //!

@@ -1,4 +1,4 @@
-//! Per-device bindings of a loaded host image (issue 11 item 9).
+//! Per-device bindings of a loaded host image.
 //!
 //! Code in a host image calls libomp's `omp_get_device_num`, which answers
 //! the initial device's number on every device (22.1 does the same). OpenMP

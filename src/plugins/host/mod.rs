@@ -177,8 +177,8 @@ const FIRST_FILL_FROM: u64 = 4 << 20;
 /// near it (a C function has no fixed parameter limit the image could tell).
 pub const MAX_KERNEL_ARGS: usize = 4096;
 
-/// Refuses a launch with more arguments than [`MAX_KERNEL_ARGS`] (issue 14:
-/// 2^21 arguments overflowed the stack in the call trampoline).
+/// Refuses a launch with more arguments than [`MAX_KERNEL_ARGS`]
+/// (2^21 arguments overflowed the stack in the call trampoline).
 fn check_arg_count(name: &str, args: &[u64]) -> Result<()> {
     if args.len() > MAX_KERNEL_ARGS {
         return Err(OffloadError::InvalidArgument(format!(

@@ -1,4 +1,4 @@
-//! OMPT, the OpenMP tools interface, on the offloading side (issue 12).
+//! OMPT, the OpenMP tools interface, on the offloading side.
 //!
 //! libomp owns the tool: it loads it (`OMP_TOOL_LIBRARIES` or a program's
 //! own `ompt_start_tool`) and keeps its callbacks. When the runtime comes up

@@ -1,4 +1,4 @@
-//! OMPT device tracing (issue 12): the entry points a tool looks up with the
+//! OMPT device tracing: the entry points a tool looks up with the
 //! function `device_initialize` hands it, for devices whose plugin has a
 //! device clock ([`Plugin::device_clock`]: the CUDA and AMDGPU plugins; the
 //! host plugin has none, and its lookup answers NULL for every tracing name,
