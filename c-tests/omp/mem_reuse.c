@@ -15,6 +15,11 @@
 #include <stdio.h>
 
 static const char *order(size_t size, int d) {
+  /* Blocks malloc manages: first take what its per-size cache holds, so
+   * that the two frees below go into it (a cache that is full, with blocks
+   * the runtime freed while starting, would send them elsewhere). */
+  void *spare[8];
+  for (int i = 0; i < 8; i++) spare[i] = omp_target_alloc(size, d);
   void *a = omp_target_alloc(size, d), *b = omp_target_alloc(size, d);
   omp_target_free(a, d);
   omp_target_free(b, d);
@@ -22,6 +27,7 @@ static const char *order(size_t size, int d) {
   const char *r = (c == a && e == b) ? "first freed first" : (c == b && e == a) ? "last freed first" : "other";
   omp_target_free(c, d);
   omp_target_free(e, d);
+  for (int i = 0; i < 8; i++) omp_target_free(spare[i], d);
   return r;
 }
 
