@@ -423,9 +423,11 @@ fn fast_device(device_num: i64) -> Option<&'static OmpDevice> {
 /// path answers.
 #[inline(always)]
 pub fn free_fast(ptr: usize, device_num: i64) -> bool {
-    if !crate::base::fast_path::allowed() || ptr == 0 || device_num < 0 {
+    if !crate::base::fast_path::allowed() || ptr == 0 {
         return false;
     }
+    // A negative device number becomes an id no table entry carries (the
+    // entries' device field is far narrower), so `take_plain` refuses it.
     let id = device_num as usize;
     let Some(size) = memory::take_plain(ptr as u64, id) else { return false };
     // The table names only exposed devices.
