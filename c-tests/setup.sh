@@ -60,9 +60,16 @@ fi
 cargo_bin=${CARGO_HOME:-$HOME/.cargo}/bin
 if ! command -v cargo >/dev/null; then
   if [ ! -x "$cargo_bin/cargo" ]; then
-    say "installing rustup and the stable toolchain (rustup.rs)"
-    curl --proto '=https' --tlsv1.2 -sSf https://sh.rustup.rs | sh -s -- -y --no-modify-path --profile minimal \
-      --component rustfmt,clippy >/dev/null
+    say "installing rustup and the stable toolchain (static.rust-lang.org)"
+    # rustup's installer binary from its distribution server (what the
+    # sh.rustup.rs script downloads; some networks reach only this host).
+    # It must be called rustup-init (rustup tells its roles by file name).
+    init_dir=$(mktemp -d)
+    curl --proto '=https' --tlsv1.2 -sSf -o "$init_dir/rustup-init" \
+      "https://static.rust-lang.org/rustup/dist/$(uname -m)-unknown-linux-gnu/rustup-init"
+    chmod +x "$init_dir/rustup-init"
+    "$init_dir/rustup-init" -y --no-modify-path --profile minimal --component rustfmt,clippy >/dev/null
+    rm -rf "$init_dir"
   fi
   export PATH="$cargo_bin:$PATH"
 fi
