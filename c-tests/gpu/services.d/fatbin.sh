@@ -92,6 +92,10 @@ for f in multi ptx-only lz4 zstd no-arch corrupt; do
   harness "$f" >"$W/build.$f.log" 2>&1 || { bad "fatbin.build" "harness for $f" "$W/build.$f.log"; finish; }
 done
 
+# scripts/gpu-check.sh runs these harnesses on a real GPU (no toolkit there):
+# they are kept in $G/fatbin (carry target/gpu-images/fatbin).
+mkdir -p "$G/fatbin" && for f in multi ptx-only lz4 zstd no-arch; do cp -f "$W/harness.$f" "$G/fatbin/"; done
+
 run() { # run LOG ENV... -- CMD...
   local log=$1; shift
   local envs=()
