@@ -404,8 +404,11 @@ pub fn select<'a>(bytes: &'a [u8], cc: ComputeCapability) -> Result<(CudaImage, 
 mod tests {
     use super::*;
 
-    /// A container holding `entries` of (kind, sm, flags, csize, usize, payload).
-    pub(crate) fn build(entries: &[(u16, u32, u64, u32, u64, &[u8])]) -> Vec<u8> {
+    /// One test entry: (kind, sm, flags, compressed size, uncompressed size, payload).
+    type TestEntry<'a> = (u16, u32, u64, u32, u64, &'a [u8]);
+
+    /// A container holding `entries`.
+    fn build(entries: &[TestEntry<'_>]) -> Vec<u8> {
         let mut body = Vec::new();
         for &(kind, sm, flags, csize, usz, payload) in entries {
             let padded = payload.len().next_multiple_of(8);
