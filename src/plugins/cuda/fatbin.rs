@@ -385,6 +385,12 @@ pub fn select<'a>(bytes: &'a [u8], cc: ComputeCapability) -> Result<(CudaImage, 
                 continue;
             }
         };
+        // The ELF readers need an 8-byte aligned image: an entry at an odd
+        // place (the caller's buffer) is copied.
+        let data = match data {
+            Cow::Borrowed(d) if e.kind == EntryKind::Cubin && !(d.as_ptr() as usize).is_multiple_of(8) => Cow::Owned(d.to_vec()),
+            d => d,
+        };
         match image::identify(&data) {
             Ok(img) if image::is_compatible(&img, cc) => {
                 crate::debug!("cuda: fatbin: chose the {} entry ({img}) of {} for {cc}", e.describe(), entries.len());
