@@ -97,13 +97,19 @@ static const int64_t end_types[3] = {FROM, 0, 0};
 #define N 64
 static float y[N], x[N];
 
+/* KernelArgs Flags (RUSTC_SEQ_FLAGS overrides rustc's 1 << 6, e.g. 0 or 0xc0 to compare paths). */
+static uint64_t kernel_flags = 1 << 6;
+
 static void rustc_kernel_call(void) {
   int64_t n = N;
+  /* rustc (newest, issue 24): a scalar's value in its base pointer, the address
+   * of the stack slot holding it in its pointer. */
+  uint64_t slot = (uint64_t)n;
   void *bases[3] = {y, x, (void *)(uintptr_t)n};
-  void *ptrs[3] = {y, x, (void *)(uintptr_t)n};
+  void *ptrs[3] = {y, x, &slot};
   int64_t sizes[3] = {sizeof y, sizeof x, sizeof n};
   __tgt_target_data_begin_mapper(&ident, -1, 3, bases, ptrs, sizes, (int64_t *)begin_types, NULL, NULL);
-  kernel_args_t args = {3, 3, bases, ptrs, sizes, (int64_t *)kernel_types, NULL, NULL, 0, 1 << 6,
+  kernel_args_t args = {3, 3, bases, ptrs, sizes, (int64_t *)kernel_types, NULL, NULL, 0, kernel_flags,
                         {2097152, 1, 1}, {256, 1, 1}, 0};
   if (__tgt_target_kernel(&ident, -1, 2097152, 256, (void *)&add_n_region_id, &args) != 0) {
     fprintf(stderr, "rustc_seq: __tgt_target_kernel failed\n");
@@ -178,6 +184,8 @@ int main(int argc, char **argv) {
     fprintf(stderr, "usage: %s DEVICE_IMAGE.so [batches [iterations]]\n", argv[0]);
     return 2;
   }
+  if (getenv("RUSTC_SEQ_FLAGS"))
+    kernel_flags = strtoull(getenv("RUSTC_SEQ_FLAGS"), NULL, 0);
   int batches = argc > 2 ? atoi(argv[2]) : 31;
   int iters = argc > 3 ? atoi(argv[3]) : 2000;
   size_t len;

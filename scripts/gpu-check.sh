@@ -27,6 +27,10 @@
 #     launch <= 1.10x raw time, transfers >= 0.95x raw bandwidth);
 #   * the benchmark once more in --quick mode with its embedded PTX, which
 #     exercises the PTX -> driver JIT path of the plugin;
+#   * fatbins (target/gpu-images/fatbin, built by c-tests/gpu/services.d/fatbin.sh):
+#     the best cubin chosen, PTX through the driver's JIT, LZ4/zstd entries, no
+#     fitting arch -> clear error; rustc's newest sequence (harness.sm_90
+#     --rustc-exact; with two GPUs also the kernel on device 1, data on 0);
 #   * the GPU differential suite: every c-tests/omp program clang-22 built for
 #     sm_90 (with the test-only device runtime c-tests/gpu/rt), through our
 #     runtime in library-path mode, stdout and exit status compared with the
@@ -48,7 +52,7 @@
 #
 # With the device tool of this project, from the repository root:
 #   run  carry: ["target/release/libomptarget_rs.so", "target/gpu-images/bin",
-#                "target/gpu-images/extra", "target/gpu-images/kernels",
+#                "target/gpu-images/extra", "target/gpu-images/kernels", "target/gpu-images/fatbin",
 #                "target/bench-cuda", "target/gpu-async", "target/gpu-omp/carry"]
 #        command: bash scripts/gpu-check.sh      timeout_s: 480
 set -uo pipefail
@@ -108,6 +112,9 @@ if [ -z "$gpu" ] || [ -z "$libcuda" ]; then
   add skipped "bench launch+sync, H2D/D2H" - "$why"
   add skipped "bench --quick (PTX JIT path)" - "$why"
   add skipped "GPU differential suite (c-tests/gpu)" - "$why"
+  for f in multi ptx-only lz4 zstd no-arch; do add skipped "fatbin $f" - "$why"; done
+  add skipped "rustc seed 000 (--rustc-exact)" - "$why"
+  add skipped "rustc kernel on device 1, data on 0" - "$why"
   echo "== omptarget-rs GPU check: skipped: $why"
   printf '%-7s %-44s %8s  %s\n' RESULT TEST TIME DETAIL
   printf '%s\n' "${rows[@]}"
@@ -157,6 +164,74 @@ for h in "${HARNESSES[@]}"; do
     fi
   done
 done
+
+# ---- fatbinaries (issue 24; built by c-tests/gpu/services.d/fatbin.sh) ------------
+# Harnesses with a CUDA fatbin as their registered image: cubins for sm_80,
+# sm_86, sm_90 + sm_80 PTX (the newest cubin the GPU runs must be chosen),
+# PTX only (the driver's JIT), LZ4 and Zstandard entries, and no fitting arch
+# (sm_80/sm_86 cubins only: a clear error on sm_90).
+FB=$G/fatbin
+for f in multi ptx-only lz4 zstd no-arch; do
+  h=$FB/harness.$f
+  if [ ! -x "$h" ]; then add skipped "fatbin $f" - "not carried ($h; run c-tests/gpu/services.d/fatbin.sh)"; continue; fi
+  log=$W/logs/fatbin-$f.log
+  t0=$(date +%s.%N)
+  fenv=()
+  if [ "$MOCK" = 1 ]; then
+    fenv=(MOCK_CUDA_EMU="$G/kernels/kernels.emu.so")
+    p=$(ls "$G"/tools/ptxas-13*/ptxas 2>/dev/null | head -n1)
+    [ -n "$p" ] && fenv+=(MOCK_CUDA_PTXAS="$p")
+  fi
+  ( env "${fenv[@]}" LIBOMPTARGET_DEBUG=1 timeout "$TMO" "$h"; exit $? ) >"$log" 2>&1
+  rc=$?
+  t1=$(date +%s.%N)
+  chose=$(grep -o -m1 'loading its sm_[0-9a-z]* [a-zA-Z]*' "$log")
+  if [ "$f" = no-arch ]; then
+    if [ $rc -ne 0 ] && grep -q 'CUDA fatbinary has no image for' "$log"; then
+      add PASS "fatbin $f" "$(secs "$t0" "$t1")" "$(grep -o -m1 'CUDA fatbinary has no image for[^;]*' "$log" | cut -c1-70)"
+    else add FAIL "fatbin $f" "$(secs "$t0" "$t1")" "exit $rc, no clear error"; show_log "$log"; fi
+  elif [ $rc -ne 0 ] || ! grep -q '^7 passed, 0 failed' "$log"; then
+    add FAIL "fatbin $f" "$(secs "$t0" "$t1")" "exit $rc, $(grep -E '^[0-9]+ passed' "$log" || echo 'no summary')"; show_log "$log"
+  elif [ "$f" = ptx-only ] && [[ $chose != *PTX ]]; then
+    add FAIL "fatbin $f" "$(secs "$t0" "$t1")" "7/7 but not through the PTX ($chose)"; show_log "$log"
+  elif [ "$f" != ptx-only ] && [[ $chose != *cubin ]]; then
+    add FAIL "fatbin $f" "$(secs "$t0" "$t1")" "7/7 but no cubin chosen ($chose)"; show_log "$log"
+  else
+    add PASS "fatbin $f" "$(secs "$t0" "$t1")" "7 passed, $chose"
+  fi
+done
+
+# ---- rustc's newest sequence (seed 000, issue 24) ----------------------------------
+# harness.sm_90 --rustc-exact: mappers on device -1, the kernel on device 0,
+# Flags 1<<6, 3-D grids, DynCGroupMem, f64/f16 scalars (8 checks); with two
+# GPUs, the kernel on device 1 while the data is on device 0: a clear error.
+if [ -x "$G/bin/harness.sm_90" ]; then
+  renv=()
+  [ "$MOCK" = 1 ] && renv=(MOCK_CUDA_EMU="$G/kernels/kernels.emu.so")
+  log=$W/logs/rustc-exact.log
+  t0=$(date +%s.%N)
+  env "${renv[@]}" timeout "$TMO" "$G/bin/harness.sm_90" --rustc-exact --kernel-device=0 --dyn-cgroup-mem=64 >"$log" 2>&1
+  rc=$?
+  t1=$(date +%s.%N)
+  if [ $rc -eq 0 ] && grep -q '^8 passed, 0 failed' "$log"; then add PASS "rustc seed 000 (--rustc-exact)" "$(secs "$t0" "$t1")" "8 passed"
+  else add FAIL "rustc seed 000 (--rustc-exact)" "$(secs "$t0" "$t1")" "exit $rc, $(grep -E '^[0-9]+ passed' "$log" || echo 'no summary')"; show_log "$log"; fi
+  ngpu=1
+  if [ "$MOCK" = 1 ]; then renv+=(MOCK_CUDA_DEVICES=2); ngpu=2
+  elif command -v nvidia-smi >/dev/null 2>&1; then ngpu=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU'); fi
+  if [ "${ngpu:-1}" -ge 2 ]; then
+    log=$W/logs/rustc-other.log
+    t0=$(date +%s.%N)
+    # A subshell: the shell's "Aborted" notice of the expected abort lands in the log.
+    ( env "${renv[@]}" timeout "$TMO" "$G/bin/harness.sm_90" --rustc-exact --kernel-device=1; exit $? ) >"$log" 2>&1
+    rc=$?
+    t1=$(date +%s.%N)
+    if [ $rc -ne 0 ] && grep -q 'is mapped on device 0, where the data mappers put it, but the kernel runs on device 1' "$log"; then
+      add PASS "rustc kernel on device 1, data on 0" "$(secs "$t0" "$t1")" "clear error naming argument and devices"
+    else add FAIL "rustc kernel on device 1, data on 0" "$(secs "$t0" "$t1")" "exit $rc, no clear error"; show_log "$log"; fi
+  else add skipped "rustc kernel on device 1, data on 0" - "one GPU only"; fi
+else
+  add skipped "rustc seed 000 (--rustc-exact)" - "not carried ($G/bin/harness.sm_90)"
+fi
 
 # ---- asynchronous path (c-tests/gpu-async) ----------------------------------------
 # __tgt_async_info_create / __tgt_target_kernel_async / _synchronize / _destroy

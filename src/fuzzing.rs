@@ -64,6 +64,35 @@ pub fn cuda_image(data: &[u8]) {
     }
 }
 
+/// A CUDA fatbinary: the container walk, LZ4 decompression of its entries
+/// and the choice of an entry for a few compute capabilities. Accepted
+/// entries' payloads lie inside the input. Inputs with Zstandard entries
+/// are only walked (that decoder is the system's libzstd, not ours).
+pub fn cuda_fatbin(data: &[u8]) {
+    use crate::plugins::cuda::fatbin;
+    let Ok(entries) = fatbin::parse(data) else { return };
+    let range = data.as_ptr_range();
+    let mut zstd = false;
+    for e in &entries {
+        let p = e.payload.as_ptr_range();
+        assert!(range.start <= p.start && p.end <= range.end, "payload outside the input");
+        match e.compression {
+            fatbin::Compression::Lz4 => {
+                if let Ok(c) = fatbin::contents(e) {
+                    assert_eq!(c.len() as u64, e.uncompressed_size, "LZ4 output of another size than declared");
+                }
+            }
+            fatbin::Compression::Zstd => zstd = true,
+            fatbin::Compression::None => {}
+        }
+    }
+    if !zstd {
+        for (major, minor) in [(8, 0), (8, 6), (9, 0), (10, 0)] {
+            let _ = fatbin::select(data, cuda::ComputeCapability { major, minor });
+        }
+    }
+}
+
 /// What the AMDGPU plugin reads from a code object: identification,
 /// symbols, kernel environments, the `amdhsa` metadata note (msgpack), and
 /// the kernarg segment of a launch of each kernel it describes.

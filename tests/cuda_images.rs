@@ -174,3 +174,50 @@ fn truncated_and_corrupted_real_images() {
         let _ = image::kernel_environments(&c);
     }
 }
+
+/// A fatbin (issue 24) around real cubins and PTX, built in memory with the
+/// layout `fatbinary` writes: the entry for the device is chosen, and the
+/// chosen cubin's kernel environments read as from the cubin itself, also
+/// from a buffer at an odd address.
+#[test]
+fn fatbin_choice_keeps_kernel_environments() {
+    use omptarget_rs::plugins::cuda::fatbin;
+    let Some(d) = images() else { return };
+    let env = read(&d, "extra/env_kernels.sm_90.cubin");
+    let ptx = read(&d, "extra/env_kernels.sm_90.ptx");
+    let entry = |kind: u16, sm: u32, payload: &[u8]| {
+        let padded = payload.len().next_multiple_of(8);
+        let mut h = vec![0u8; 64];
+        h[0..2].copy_from_slice(&kind.to_le_bytes());
+        h[2..4].copy_from_slice(&0x101u16.to_le_bytes());
+        h[4..8].copy_from_slice(&64u32.to_le_bytes());
+        h[8..16].copy_from_slice(&(padded as u64).to_le_bytes());
+        h[28..32].copy_from_slice(&sm.to_le_bytes());
+        h[40..48].copy_from_slice(&0x11u64.to_le_bytes());
+        h.extend_from_slice(payload);
+        h.resize(64 + padded, 0);
+        h
+    };
+    let mut body = entry(2, 90, &env);
+    body.extend(entry(1, 90, &ptx));
+    let mut fb = vec![0x50, 0xed, 0x55, 0xba, 1, 0, 16, 0];
+    fb.extend_from_slice(&(body.len() as u64).to_le_bytes());
+    fb.extend(body);
+    let want = image::kernel_environments(&env).unwrap();
+    assert!(!want.is_empty(), "env_kernels has kernel environments");
+    // At an 8-aligned place and at an odd one.
+    let mut odd = vec![0u8; fb.len() + 1];
+    odd[1..].copy_from_slice(&fb);
+    for bytes in [&fb[..], &odd[1..]] {
+        let (img, data) = fatbin::select(bytes, ComputeCapability { major: 9, minor: 0 }).unwrap();
+        assert_eq!(img.kind, CudaImageKind::Cubin(CubinAbi::V2));
+        assert_eq!(image::kernel_environments(&data).unwrap(), want);
+        // A newer major: the PTX, for the driver's JIT.
+        let (img, data) = fatbin::select(bytes, ComputeCapability { major: 10, minor: 0 }).unwrap();
+        assert_eq!(img.kind, CudaImageKind::Ptx);
+        assert!(!image::symbols(&data).unwrap().kernels.is_empty());
+        let err = fatbin::select(bytes, ComputeCapability { major: 8, minor: 9 }).unwrap_err().to_string();
+        assert!(err.contains("cubins for sm_90; PTX for sm_90"), "{err}");
+    }
+    assert!(CudaPlugin::default().is_compatible(&fb), "the plugin takes the fatbin");
+}

@@ -188,3 +188,47 @@ fn entry_table_parser_survives_mutations() {
         }
     }
 }
+
+/// A CUDA fatbin (issue 24) of a cubin header, an LZ4-compressed copy of it
+/// and PTX, mutated: the container walk, LZ4 decoding and the per-device
+/// choice (`omptarget_rs::fuzzing::cuda_fatbin`) never panic, and accepted
+/// entries lie inside the input.
+#[test]
+fn cuda_fatbin_parser_survives_mutations() {
+    fn entry(kind: u16, sm: u32, flags: u64, csize: u32, usize_: u64, payload: &[u8]) -> Vec<u8> {
+        let padded = payload.len().next_multiple_of(8);
+        let mut h = vec![0u8; 64];
+        h[0..2].copy_from_slice(&kind.to_le_bytes());
+        h[2..4].copy_from_slice(&0x101u16.to_le_bytes());
+        h[4..8].copy_from_slice(&64u32.to_le_bytes());
+        h[8..16].copy_from_slice(&(padded as u64).to_le_bytes());
+        h[16..20].copy_from_slice(&csize.to_le_bytes());
+        h[28..32].copy_from_slice(&sm.to_le_bytes());
+        h[40..48].copy_from_slice(&flags.to_le_bytes());
+        h[56..64].copy_from_slice(&usize_.to_le_bytes());
+        h.extend_from_slice(payload);
+        h.resize(64 + padded, 0);
+        h
+    }
+    let mut cubin = vec![0u8; 64];
+    cubin[..8].copy_from_slice(b"\x7fELF\x02\x01\x01\x41");
+    cubin[8] = 8;
+    cubin[16] = 2;
+    cubin[18..20].copy_from_slice(&190u16.to_le_bytes());
+    cubin[48..52].copy_from_slice(&((90u32 << 8) | 4).to_le_bytes());
+    // LZ4: the 64 bytes as literals (token 0xF0, 64 - 15 = 49 extra).
+    let mut lz4 = vec![0xf0, 49];
+    lz4.extend_from_slice(&cubin);
+    let ptx = b".version 8.0\n.target sm_80\n.address_size 64\n.visible .entry k()\n{\n ret;\n}\n\0";
+    let mut body = entry(2, 90, 0x11, 0, 0, &cubin);
+    body.extend(entry(2, 86, 0x2011, lz4.len() as u32, 64, &lz4));
+    body.extend(entry(1, 80, 0x11, 0, 0, ptx));
+    let mut sample = vec![0x50, 0xed, 0x55, 0xba, 1, 0, 16, 0];
+    sample.extend_from_slice(&(body.len() as u64).to_le_bytes());
+    sample.extend(body);
+    omptarget_rs::fuzzing::cuda_fatbin(&sample);
+    let mut rng = Rng(seed());
+    for _ in 0..20_000 {
+        omptarget_rs::fuzzing::cuda_fatbin(&mutate(&mut rng, &sample));
+    }
+}

@@ -161,13 +161,18 @@ fn lit_i64(v: i64) -> Arg {
     Arg::Lit(v as u64, 8)
 }
 
-/// The run-time arrays rustc fills per call: base pointers, pointers (the
-/// same values: rustc maps whole objects; literals carry the value in both)
+/// The run-time arrays rustc fills per call (seed 000's `gen_call_handling`):
+/// base pointers (a slice's address; a scalar's value, bit-cast and
+/// zero-extended to 64 bits), pointers (the same address for a slice; for a
+/// scalar the address of the 8-byte stack slot rustc stores that value in)
 /// and sizes.
 struct Arrays {
     bases: Vec<*mut c_void>,
     ptrs: Vec<*mut c_void>,
     sizes: Vec<i64>,
+    /// The scalars' stack slots (`%addr = alloca i64`), one per argument;
+    /// boxed so that their addresses stay put.
+    _slots: Box<[u64]>,
 }
 
 impl Arrays {
@@ -179,8 +184,17 @@ impl Arrays {
         let size = |a: &Arg| match *a {
             Arg::Mem(_, n) | Arg::Lit(_, n) => n as i64,
         };
+        let mut slots: Box<[u64]> = args.iter().map(|a| if let Arg::Lit(v, _) = *a { v } else { 0 }).collect();
         let bases: Vec<_> = args.iter().map(value).collect();
-        Arrays { ptrs: bases.clone(), bases, sizes: args.iter().map(size).collect() }
+        let ptrs = args
+            .iter()
+            .zip(slots.iter_mut())
+            .map(|(a, slot)| match *a {
+                Arg::Mem(p, _) => p,
+                Arg::Lit(..) => (slot as *mut u64).cast(),
+            })
+            .collect();
+        Arrays { ptrs, bases, sizes: args.iter().map(size).collect(), _slots: slots }
     }
     fn n(&self) -> i32 {
         self.bases.len() as i32
@@ -257,11 +271,37 @@ fn launch(device: i64, region_id: &'static u8, args: &mut __tgt_kernel_arguments
 /// Current rustc: begin (TO / LITERAL|IMPLICIT), Version 3 launch with
 /// Flags 1<<6 and 3-D launch bounds, end (FROM).
 fn current_call(device: i64, region_id: &'static u8, maps: &'static Maps, args: &[Arg]) {
+    let rc = seed000_call(device, region_id, maps, args, [TEAMS, 1, 1], [THREADS, 1, 1], 0);
+    assert_eq!(rc, 0, "__tgt_target_kernel");
+}
+
+/// Seed 000 (the newest rustc `gpu_offload.rs`) exactly: the begin mapper
+/// on device -1 (`i64 -1`, whatever device the kernel goes to), the kernel
+/// on `kernel_device` (the user's choice, sign-extended) with
+/// `num_teams`/`thread_limit` = the products of the 3-D workgroup and
+/// thread dimensions, a Version 3 struct with Flags 1<<6, Tripcount 0, NULL
+/// names and mappers, the user's `DynCGroupMem`, then the end mapper on
+/// device -1. Returns `__tgt_target_kernel`'s result.
+fn seed000_call(
+    kernel_device: i64,
+    region_id: &'static u8,
+    maps: &'static Maps,
+    args: &[Arg],
+    workgroups: [u32; 3],
+    threads: [u32; 3],
+    dyn_cgroup_mem: u32,
+) -> i32 {
     let mut a = Arrays::new(args);
-    a.begin(device, Maps::ptr(maps.begin));
-    let mut ka = a.kernel_args(Maps::ptr(maps.kernel), FLAGS_CURRENT, [TEAMS, 1, 1], [THREADS, 1, 1]);
-    assert_eq!(launch(device, region_id, &mut ka), 0, "__tgt_target_kernel");
-    a.end(device, Maps::ptr(maps.end));
+    a.begin(-1, Maps::ptr(maps.begin));
+    let mut ka = a.kernel_args(Maps::ptr(maps.kernel), FLAGS_CURRENT, workgroups, threads);
+    ka.DynCGroupMem = dyn_cgroup_mem;
+    let num_workgroups = workgroups[0].wrapping_mul(workgroups[1]).wrapping_mul(workgroups[2]) as i32;
+    let threads_per_block = threads[0].wrapping_mul(threads[1]).wrapping_mul(threads[2]) as i32;
+    // SAFETY: `ka` is a live Version 3 struct over live arrays.
+    let rc =
+        unsafe { kernel::__tgt_target_kernel(IDENT.ptr(), kernel_device, num_workgroups, threads_per_block, region(region_id), &mut ka) };
+    a.end(-1, Maps::ptr(maps.end));
+    rc
 }
 
 /// The all-zero descriptor older rustc registers around every kernel call.
@@ -725,6 +765,80 @@ fn async_rustc_sequence() {
         assert_eq!(async_api::__tgt_async_info_synchronize(null_mut()), 0);
         async_api::__tgt_async_info_destroy(null_mut());
     }
+}
+
+/// Seed 000 byte for byte on the host plugin: mappers on device -1, the
+/// kernel on an explicitly chosen device (the default one, 0), 3-D grids,
+/// non-zero `DynCGroupMem`, f32/i64/f64/f16 scalars (values in the base
+/// pointers, stack-slot addresses in the pointers); then the kernel on
+/// another device than the mappers' one: a clear error naming the argument
+/// and both devices (run in a child: the default policy aborts).
+#[test]
+fn seed000_exact_sequence() {
+    setup_or_skip!();
+    if child_case().as_deref() == Some("other_device") {
+        let (mut y, mut x) = inputs(64, 4);
+        let rc = seed000_call(
+            2,
+            &SAXPY_REGION_ID,
+            &SAXPY_MAPS,
+            &[mem(&mut y), mem(&mut x), lit_f32(1.0), lit_i64(64)],
+            [2, 2, 2],
+            [4, 2, 1],
+            64,
+        );
+        eprintln!("other_device: returned {rc} instead of aborting");
+        std::process::exit(97);
+    }
+    assert_eq!(pick_device(), -1);
+    // The user picks device 0, the default device (no OMP_DEFAULT_DEVICE here).
+    let kernel_device = 0;
+
+    // saxpy with a 3-D grid, 3-D blocks and dynamic group memory.
+    let (mut y, mut x) = inputs(999, 5);
+    let expect: Vec<f32> = y.iter().zip(&x).map(|(y, x)| 3.0 * x + y).collect();
+    let rc = seed000_call(
+        kernel_device,
+        &SAXPY_REGION_ID,
+        &SAXPY_MAPS,
+        &[mem(&mut y), mem(&mut x), lit_f32(3.0), lit_i64(999)],
+        [4, 3, 2],
+        [32, 2, 2],
+        512,
+    );
+    assert_eq!(rc, 0);
+    assert_eq!(y, expect, "saxpy, 3-D grid, DynCGroupMem 512");
+    assert_unmapped(y.as_ptr().cast(), "y");
+    assert_unmapped(x.as_ptr().cast(), "x");
+
+    // f64 and f16 scalars arrive as their bits, zero-extended.
+    let f64_bits = (-2.5f64).to_bits();
+    let f16_one: u16 = 0x3c00; // 1.0 in binary16
+    let f16_neg: u16 = 0xc500; // -5.0 in binary16 (the sign bit must not be extended)
+    let mut out = [0u64; 4];
+    let rc = seed000_call(
+        kernel_device,
+        &PROBE_REGION_ID,
+        &PROBE_MAPS,
+        &[mem(&mut out), Arg::Lit(f64_bits, 8), Arg::Lit(u64::from(f16_one), 2), Arg::Lit(u64::from(f16_neg), 2)],
+        [1, 1, 1],
+        [1, 1, 1],
+        8,
+    );
+    assert_eq!(rc, 0);
+    assert_eq!(out, [DYN_PTR_NONE, f64_bits, 0x3c00, 0xc500], "probe: [dyn_ptr, f64, f16, f16]");
+
+    // The kernel on device 2 while the mappers put the data on device 0.
+    let out = run_child("seed000_exact_sequence", "other_device", &[]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.code() != Some(97) && !out.status.success(), "expected a failure\n{}", describe(&out));
+    assert!(
+        stderr.contains("kernel argument 0 (host ")
+            && stderr.contains("is mapped on device 0")
+            && stderr.contains("the kernel runs on device 2"),
+        "the error names the argument and both devices\n{}",
+        describe(&out)
+    );
 }
 
 /// A region id without an offload entry: a clear error, then abort (the

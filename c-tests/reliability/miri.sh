@@ -12,7 +12,7 @@
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 modules=(openmp::entries device::image base::elf openmp::mapping abi:: plugins::amdgpu::msgpack plugins::amdgpu::image plugins::gpu::grid
-         plugins::amdgpu::kernargs plugins::cuda::image fuzzing::)
+         plugins::amdgpu::kernargs plugins::cuda::image plugins::cuda::fatbin fuzzing::)
 log=target/miri.log
 mkdir -p target
 start=$(date +%s)

@@ -56,7 +56,9 @@ impl Device {
             return Err(OffloadError::IncompatibleImage(format!("the image is not a program for {} devices", self.plugin.name())));
         }
         if !self.plugin.is_device_compatible(self.plugin_device, inner) {
-            return Err(OffloadError::IncompatibleImage(format!("the image is not compatible with device {}", self.uid())));
+            // The plugin's reason when it has one (e.g. the architectures a CUDA fatbin holds).
+            let why = self.plugin.why_no_device(inner).map(|w| format!(": {w}")).unwrap_or_default();
+            return Err(OffloadError::IncompatibleImage(format!("the image is not compatible with device {}{why}", self.uid())));
         }
         Ok(inner)
     }
@@ -157,7 +159,8 @@ impl Program {
         match kind {
             SymbolKind::Kernel => Ok(Symbol { kind, handle: p.get_function(d, self.image, name)?, size: 0 }),
             SymbolKind::Global => {
-                let size = elf_size.unwrap_or(0);
+                // Images whose bytes do not say (PTX, a CUDA fatbin): the driver's size.
+                let size = elf_size.or_else(|| p.global_size(d, self.image, name)).unwrap_or(0);
                 let addr = p.get_global(d, self.image, name, size)?;
                 if size > 0 {
                     GLOBALS.lock().insert(addr, (size, self.dev.id, self.serial));

@@ -506,7 +506,9 @@ unsafe fn launch_fast(
     // SAFETY: a version 3 struct is the full 104 bytes and writable (caller's contract).
     let ka = unsafe { &mut *args };
     let n = ka.NumArgs as usize;
-    if n >= FAST_PARAMS || ka.Flags & !abi::KERNEL_FLAG_NOWAIT != 0 {
+    // rustc's `Flags` bit 6 (StrictBlocksAndThreads, LLVM main) changes
+    // nothing here: 22.1 ignores it and launches the grid it is given.
+    if n >= FAST_PARAMS || ka.Flags & !(abi::KERNEL_FLAG_NOWAIT | abi::KERNEL_FLAG_STRICT_BLOCKS) != 0 {
         return None;
     }
     let (bases, begins, sizes, types, mappers) = (ka.ArgBasePtrs, ka.ArgPtrs, ka.ArgSizes, ka.ArgTypes, ka.ArgMappers);
@@ -656,6 +658,23 @@ unsafe fn launch_fast_mapped(
             Some((tgt, entry)) => {
                 held[i] = Arc::into_raw(entry);
                 tgt
+            }
+            None if ka.Flags & abi::KERNEL_FLAG_STRICT_BLOCKS != 0 => {
+                // rustc's shape with an item not mapped here: the general
+                // path checks whether its data mappers put it on another
+                // device. The references taken so far are given back first.
+                drop(reader);
+                let mut rest = taken;
+                while rest != 0 {
+                    let j = (31 - rest.leading_zeros() as usize) & (FAST_PARAMS - 1);
+                    rest &= !(1 << j);
+                    let p = held[j];
+                    // SAFETY: every item taken so far got a reference here (`held[j]` from `Arc::into_raw`), visited once.
+                    if !region_ref_drop(unsafe { Arc::from_raw(p) }) && region_ref_drop_general(dev, &item(j)).is_err() {
+                        return fail(false);
+                    }
+                }
+                return None;
             }
             None => {
                 // The general step may take write locks.

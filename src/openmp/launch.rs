@@ -186,6 +186,9 @@ impl Runtime {
             // No kernel environment with reductions on the host: LLVM passes ~0.
             params.push(u64::MAX);
         }
+        if has_args && req.flags & crate::abi::KERNEL_FLAG_STRICT_BLOCKS != 0 {
+            self.check_rustc_kernel_device(dev, req).inspect_err(|e| diag::report(&e.to_string()))?;
+        }
         if has_args {
             let mut st = BeginState::for_args(req.args);
             data::data_begin(self, dev, req.args, false, &mut st, q).and_then(|_| data::process_attach(dev, &st, q)).inspect_err(|_| {
@@ -240,6 +243,44 @@ impl Runtime {
         }
         // LLVM writes the number of parameters passed, `dyn_ptr` included.
         Ok(LaunchOutcome { kernel_params: params.len() as u32 })
+    }
+
+    /// rustc's sequence (`Flags` bit 6) maps its data with the begin and end
+    /// mappers on device -1 (the default device) and gives the kernel only
+    /// `TARGET_PARAM` for its pointers. When the kernel goes to another
+    /// device, such an argument is not mapped there: 22.1 would allocate
+    /// fresh device memory for it (nothing copied in, nothing back), so the
+    /// kernel computes on uninitialised memory and its results are lost, on
+    /// GPUs and on the host plugin's devices alike (each has memory of its
+    /// own). That is an error here, naming the argument and the devices.
+    /// Only for bit 6: clang never sets it, and OpenMP's `map(alloc:)` on
+    /// another device keeps its meaning.
+    #[cold]
+    fn check_rustc_kernel_device(&self, dev: &OmpDevice, req: &LaunchRequest<'_>) -> Result<()> {
+        use super::mapping::Lookup;
+        let motion = MapType::TO | MapType::FROM | MapType::LITERAL | MapType::PRIVATE;
+        for (i, a) in req.args.iter().enumerate() {
+            if !a.ty.any(MapType::TARGET_PARAM) || a.ty.any(motion) || a.size <= 0 || a.begin == 0 {
+                continue;
+            }
+            let size = a.size as u64;
+            if !matches!(dev.table.lookup(a.begin, size), Lookup::NotFound) {
+                continue;
+            }
+            let Some(other) = (0..self.num_devices())
+                .filter(|&o| o != dev.id)
+                .find(|&o| self.devices.get(o).is_some_and(|d| !matches!(d.table.lookup(a.begin, size), Lookup::NotFound)))
+            else {
+                continue;
+            };
+            return Err(crate::base::error::OffloadError::InvalidArgument(format!(
+                "kernel argument {i} (host {:#x}, {size} bytes) is mapped on device {other}, where the data mappers put it, \
+                 but the kernel runs on device {}: it would compute on uninitialised memory there and its results would be lost; \
+                 pass the kernel's device to __tgt_target_data_begin_mapper/end_mapper too",
+                a.begin, dev.id
+            )));
+        }
+        Ok(())
     }
 
     /// Builds one parameter per `TARGET_PARAM` entry (§5.1).

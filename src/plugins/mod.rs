@@ -141,6 +141,11 @@ pub trait Plugin: Send + Sync {
     fn get_function(&self, device: usize, image: ImageHandle, name: &str) -> Result<KernelHandle>;
     /// Resolves a global by name; `size` is the host's view of its size.
     fn get_global(&self, device: usize, image: ImageHandle, name: &str, size: u64) -> Result<u64>;
+    /// The size of a loaded image's global as the driver knows it, for
+    /// images whose bytes do not say (PTX, a fatbin's chosen entry).
+    fn global_size(&self, _device: usize, _image: ImageHandle, _name: &str) -> Option<u64> {
+        None
+    }
     /// Allocates device memory; `size` > 0.
     fn alloc(&self, device: usize, size: u64, kind: AllocKind) -> Result<u64>;
     /// Frees memory returned by [`Plugin::alloc`].

@@ -29,7 +29,7 @@ while [ $# -gt 0 ]; do
   esac
 done
 [ ${#mode[@]} -gt 0 ] || mode=(-max_total_time=30)
-all=(offload_binary elf entries cuda_image amdgpu_image amdgpu_msgpack program_image kernel_args mapper_components ol_calls)
+all=(offload_binary elf entries cuda_image cuda_fatbin amdgpu_image amdgpu_msgpack program_image kernel_args mapper_components ol_calls)
 targets=("$@")
 [ ${#targets[@]} -gt 0 ] || targets=("${all[@]}")
 
@@ -62,6 +62,14 @@ rm -f "$prog" "$S/stripped"
 seed offload_binary "${offbins[@]}"
 seed elf "${cubins[@]}" "${hsacos[@]}" "${hosts[@]}"
 seed cuda_image "${cubins[@]}"
+# Fatbins: several cubins + PTX, plain, LZ4- and zstd-compressed (fatbinary from the CUDA wheel).
+FB=$(ls "$G"/tools/ptxas-13*/fatbinary 2>/dev/null | head -n1 || true)
+if [ -n "$FB" ]; then
+  c=$G/kernels/kernels.sm_90.cubin p=$G/kernels/kernels.sm_90.ptx
+  "$FB" -64 --compress=false --create="$S/cuda_fatbin/plain.fatbin" --image3=kind=elf,sm=90,file="$c" --image3=kind=ptx,sm=90,file="$p"
+  "$FB" -64 --compress-all --compress-mode=speed --create="$S/cuda_fatbin/lz4.fatbin" --image3=kind=elf,sm=90,file="$c" --image3=kind=ptx,sm=90,file="$p"
+  "$FB" -64 --compress-all --create="$S/cuda_fatbin/zstd.fatbin" --image3=kind=elf,sm=90,file="$c"
+fi
 seed amdgpu_image "${hsacos[@]}"
 seed program_image "${offbins[@]}" "${cubins[@]}" "${hsacos[@]}" "${hosts[@]}" "$S/offload_binary/declare_target.offloading"
 python3 - "$S" "${hsacos[@]}" <<'EOF'

@@ -22,6 +22,7 @@
 //! destructors ran, only when the runtime shuts down (`unload_binary`).
 
 pub mod driver;
+pub mod fatbin;
 pub mod image;
 mod queue;
 mod timing;
@@ -824,6 +825,17 @@ impl Plugin for CudaPlugin {
                 crate::debug!("cuda: image is a {img}");
                 true
             }
+            Err(_) if fatbin::is_fatbin(image) => match fatbin::parse(image) {
+                Ok(entries) => {
+                    let list: Vec<String> = entries.iter().map(|e| e.describe()).collect();
+                    crate::debug!("cuda: image is a fatbinary of {}", list.join(", "));
+                    true
+                }
+                Err(e) => {
+                    crate::debug!("cuda: {e}");
+                    false
+                }
+            },
             Err(_) => false,
         }
     }
@@ -863,6 +875,15 @@ impl Plugin for CudaPlugin {
     }
 
     fn why_no_device(&self, bytes: &[u8]) -> Option<String> {
+        if fatbin::is_fatbin(bytes) {
+            let entries = fatbin::parse(bytes).ok()?;
+            return match self.state() {
+                Err(e) => Some(format!("CUDA fatbinary: no CUDA device: {e}")),
+                Ok(st) if st.devices.is_empty() => Some("CUDA fatbinary: the CUDA driver reports no devices".into()),
+                Ok(st) if st.devices.iter().any(|d| !fatbin::candidates(&entries, d.cc).is_empty()) => None,
+                Ok(st) => Some(fatbin::no_fit_message(&entries, &st.devices.iter().map(|d| d.cc).collect::<Vec<_>>())),
+            };
+        }
         let img = image::identify(bytes).ok()?;
         match self.state() {
             Err(e) => Some(format!("CUDA image for {}: no CUDA device: {e}", img.arch)),
@@ -873,6 +894,19 @@ impl Plugin for CudaPlugin {
     }
 
     fn is_device_compatible(&self, device: usize, bytes: &[u8]) -> bool {
+        if fatbin::is_fatbin(bytes) {
+            let (Ok(entries), Ok(st)) = (fatbin::parse(bytes), self.state()) else { return false };
+            let Some(dev) = st.devices.get(device) else { return false };
+            if !fatbin::candidates(&entries, dev.cc).is_empty() {
+                return true;
+            }
+            if device + 1 == st.devices.len() && st.devices.iter().all(|d| fatbin::candidates(&entries, d.cc).is_empty()) {
+                let msg = fatbin::no_fit_message(&entries, &st.devices.iter().map(|d| d.cc).collect::<Vec<_>>());
+                crate::debug!("cuda: {msg}");
+                diag::plugin_info(info::PLUGIN_KERNEL, device, || msg);
+            }
+            return false;
+        }
         let (Ok(img), Ok(st)) = (image::identify(bytes), self.state()) else { return false };
         let Some(dev) = st.devices.get(device) else { return false };
         if image::is_compatible(&img, dev.cc) {
@@ -889,9 +923,24 @@ impl Plugin for CudaPlugin {
     }
 
     fn load_binary(&self, device: usize, bytes: &[u8]) -> Result<ImageHandle> {
-        crate::base::image::check_elf_layout(bytes)?;
-        let img: CudaImage = image::identify(bytes)?;
+        let fat = fatbin::is_fatbin(bytes);
+        if !fat {
+            crate::base::image::check_elf_layout(bytes)?;
+            image::identify(bytes)?;
+        }
         let (d, dev, ctx) = self.active(device)?;
+        // A fatbinary: the entry this device runs best (cubin, else PTX), decompressed.
+        let selected;
+        let bytes = if fat {
+            let (img, data) = fatbin::select(bytes, dev.cc)?;
+            crate::debug!("cuda: device {device}: fatbinary of {} bytes: loading its {img} entry", bytes.len());
+            selected = data;
+            crate::base::image::check_elf_layout(&selected)?;
+            &selected[..]
+        } else {
+            bytes
+        };
+        let img: CudaImage = image::identify(bytes)?;
         if !image::is_compatible(&img, dev.cc) {
             return Err(OffloadError::IncompatibleImage(image::incompatibility_message(&img, &[dev.cc])));
         }
@@ -1021,6 +1070,12 @@ impl Plugin for CudaPlugin {
             }
             Some((ptr, _)) => Ok(ptr),
         }
+    }
+
+    fn global_size(&self, device: usize, handle: ImageHandle, name: &str) -> Option<u64> {
+        let m = self.module(handle).ok()?;
+        let (d, _, _) = self.active(device).ok()?;
+        get_global(d, m.module, name).ok().flatten().map(|(_, bytes)| bytes as u64)
     }
 
     fn alloc(&self, device: usize, size: u64, kind: AllocKind) -> Result<u64> {
