@@ -27,6 +27,8 @@
 #     launch <= 1.10x raw time, transfers >= 0.95x raw bandwidth);
 #   * the benchmark once more in --quick mode with its embedded PTX, which
 #     exercises the PTX -> driver JIT path of the plugin;
+#   * the RPC services (target/gpu-services from c-tests/gpu/services.sh): the
+#     real sm_90 image with the test client, printf/user opcode/malloc/unknown;
 #   * the GPU differential suite: every c-tests/omp program clang-22 built for
 #     sm_90 (with the test-only device runtime c-tests/gpu/rt), through our
 #     runtime in library-path mode, stdout and exit status compared with the
@@ -108,6 +110,7 @@ if [ -z "$gpu" ] || [ -z "$libcuda" ]; then
   add skipped "bench launch+sync, H2D/D2H" - "$why"
   add skipped "bench --quick (PTX JIT path)" - "$why"
   add skipped "GPU differential suite (c-tests/gpu)" - "$why"
+  add skipped "RPC services (c-tests/gpu/services)" - "$why"
   echo "== omptarget-rs GPU check: skipped: $why"
   printf '%-7s %-44s %8s  %s\n' RESULT TEST TIME DETAIL
   printf '%s\n' "${rows[@]}"
@@ -270,6 +273,31 @@ if [ -f "$SUITE/programs.txt" ]; then
   done < "$SUITE/programs.txt"
 else
   add skipped "GPU differential suite (c-tests/gpu)" - "not carried ($SUITE/programs.txt; run c-tests/gpu/omp-suite.sh)"
+fi
+
+# ---- RPC services (c-tests/gpu/services.sh builds target/gpu-services) -------------
+# The real sm_90 image with our test client: printf from 4x8 threads, a user
+# opcode through olPlatformRegisterRPCCallback, malloc/free, an unknown opcode.
+RS=${GPU_SERVICES:-$ROOT/target/gpu-services}
+if [ -x "$RS/rpc_host" ] && [ -e "$RS/rpc.sm_90.cubin" ]; then
+  ln -sf "$LIB" "$W/shim/libLLVMOffload.so.23.0git"
+  for m in hello user heap unknown; do
+    log=$W/logs/rpc.$m
+    t0=$(date +%s.%N)
+    timeout "$TMO" "$RS/rpc_host" "$RS/rpc.sm_90.cubin" "$m" >"$log.out" 2>"$log.err"
+    rc=$?
+    t1=$(date +%s.%N)
+    case $m in
+      hello) good=$([ "$(grep -c '^hello team' "$log.out")" = 32 ] && echo 1) ;;
+      user) good=$(grep -q 'answers ok: 32 of 32' "$log.out" && echo 1) ;;
+      heap) good=$(grep -q 'round trips ok: 32 of 32' "$log.out" && echo 1) ;;
+      unknown) good=$(grep -q 'unhandled or invalid RPC opcode' "$log.err" && echo 1) ;;
+    esac
+    if [ $rc = 0 ] && [ "${good:-}" = 1 ]; then add PASS "rpc $m (services, sm_90)" "$(secs "$t0" "$t1")" ""
+    else add FAIL "rpc $m (services, sm_90)" "$(secs "$t0" "$t1")" "exit $rc"; cat "$log.out" "$log.err" > "$log.show"; show_log "$log.show"; fi
+  done
+else
+  add skipped "RPC services (c-tests/gpu/services)" - "not carried ($RS/rpc_host; run c-tests/gpu/services.sh)"
 fi
 
 printf '%-7s %-44s %8s  %s\n' RESULT TEST TIME DETAIL
