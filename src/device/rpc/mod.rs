@@ -150,7 +150,7 @@ pub fn has_client(image: &[u8]) -> bool {
     if !image.windows(name.len()).any(|w| w == name) {
         return false;
     }
-    !matches!(super::program::own_symbol(image, CLIENT_SYMBOL, super::program::SymbolKind::Global), Err(_))
+    super::program::own_symbol(image, CLIENT_SYMBOL, super::program::SymbolKind::Global).is_ok()
 }
 
 /// Starts serving the client of `image` (just loaded on `dev` as `handle`):
@@ -158,12 +158,13 @@ pub fn has_client(image: &[u8]) -> bool {
 pub fn attach(dev: &'static Device, handle: ImageHandle, image: &[u8]) -> Result<()> {
     let (p, d) = (dev.plugin, dev.plugin_device);
     let size = super::program::own_symbol(image, CLIENT_SYMBOL, super::program::SymbolKind::Global)?;
-    if let Some(s) = size {
-        if s != 0 && s < CLIENT_BYTES as u64 {
-            return Err(OffloadError::InvalidArgument(format!(
-                "{CLIENT_SYMBOL} has {s} bytes in the image, LLVM's rpc::Client has {CLIENT_BYTES}"
-            )));
-        }
+    if let Some(s) = size
+        && s != 0
+        && s < CLIENT_BYTES as u64
+    {
+        return Err(OffloadError::InvalidArgument(format!(
+            "{CLIENT_SYMBOL} has {s} bytes in the image, LLVM's rpc::Client has {CLIENT_BYTES}"
+        )));
     }
     let lanes = match dev.properties().simd_width {
         0 => 32,
@@ -241,10 +242,10 @@ pub fn detach(id: usize, image: ImageHandle) {
         };
         (s, t)
     };
-    if let Some(h) = thread {
-        if h.thread().id() != std::thread::current().id() {
-            let _ = h.join();
-        }
+    if let Some(h) = thread
+        && h.thread().id() != std::thread::current().id()
+    {
+        let _ = h.join();
     }
     // The thread may be in the middle of a call of this image: wait for it
     // (bounded: a call waits for its client at most the timeout).

@@ -178,12 +178,10 @@ pub fn string_pointers(fmt: &[u8], args: &[u8], packed: bool) -> Vec<u64> {
     for p in parse(fmt) {
         let sizes = arg_sizes(&p);
         let vals: Vec<Option<u64>> = sizes.iter().map(|&s| a.next(s)).collect();
-        if let Piece::Conv { conv: b's', .. } = p {
-            if let Some(Some(ptr)) = vals.last() {
-                if *ptr != 0 {
-                    out.push(*ptr);
-                }
-            }
+        if let (Piece::Conv { conv: b's', .. }, Some(Some(ptr))) = (&p, vals.last())
+            && *ptr != 0
+        {
+            out.push(*ptr);
         }
     }
     out
