@@ -48,9 +48,22 @@ pub fn handlers(plugin: &str) -> Vec<Handler> {
         .collect()
 }
 
-/// Fork safety: the handler list.
+/// Fork safety: the handler list and the servers' list.
 pub(crate) fn lock_for_fork(held: &mut crate::base::fork::ForkLocks) -> bool {
-    held.mutex(&HANDLERS)
+    held.mutex(&HANDLERS) && held.mutex(&SERVERS) && held.mutex(&THREAD)
+}
+
+/// In a forked child: the parent's serving thread does not exist here and
+/// its buffers belong to the parent's device contexts; forget them (the
+/// child serves the images it loads itself).
+pub(crate) fn forked_child() {
+    let mut all = SERVERS.lock();
+    std::mem::forget(std::mem::take(&mut *all));
+    GENERATION.fetch_add(1, Ordering::AcqRel);
+    RUNNING.store(false, Ordering::Release);
+    if let Some(h) = THREAD.lock().take() {
+        std::mem::forget(h);
+    }
 }
 
 // ---------------------------------------------------------------- server ---

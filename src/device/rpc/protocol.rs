@@ -433,4 +433,100 @@ mod tests {
         }
         assert!(server.try_open(lanes, 0).is_none());
     }
+
+    /// A minimal client (one lane per call) over the same buffer.
+    struct TestClient {
+        base: usize,
+        ports: u32,
+        lanes: u32,
+        lock: Vec<AtomicU32>,
+    }
+
+    impl TestClient {
+        fn mailbox(&self, which: u64, i: u32) -> &AtomicU32 {
+            // SAFETY: i < ports; the mailboxes are aligned u32s inside the test's buffer.
+            unsafe { AtomicU32::from_ptr((self.base + (which * mailbox_bytes(self.ports)) as usize + i as usize * 4) as *mut u32) }
+        }
+
+        /// open, send {value}, recv, close: what the device does for a user opcode.
+        fn call(&self, lane: u32, value: u64) -> u64 {
+            let mut i = 0;
+            loop {
+                let bit = 1 << (i % 32);
+                if self.lock[(i / 32) as usize].fetch_or(bit, Ordering::Acquire) & bit == 0 {
+                    let (inb, out) = (self.mailbox(0, i).load(Ordering::Acquire), self.mailbox(1, i).load(Ordering::Acquire));
+                    if inb == out {
+                        let hdr = (self.base + header_offset(self.ports) as usize) as *mut Header;
+                        let slot = (self.base + packet_offset(self.ports) as usize) as *mut Buffer;
+                        // SAFETY: index i < ports, lane < lanes: inside the buffer; we hold the port.
+                        unsafe {
+                            std::ptr::write_volatile(hdr.add(i as usize), Header { mask: 1 << lane, opcode: 9 });
+                            (*slot.add((i * self.lanes + lane) as usize)).data[0] = value;
+                        }
+                        self.mailbox(1, i).store(out ^ 1, Ordering::Release);
+                        while self.mailbox(0, i).load(Ordering::Acquire) != out ^ 1 {
+                            std::hint::spin_loop();
+                        }
+                        // SAFETY: as above; the server handed the port back.
+                        let r = unsafe { std::ptr::read_volatile(slot.add((i * self.lanes + lane) as usize)).data[0] };
+                        self.lock[(i / 32) as usize].fetch_and(!bit, Ordering::Release);
+                        return r;
+                    }
+                    self.lock[(i / 32) as usize].fetch_and(!bit, Ordering::Release);
+                }
+                i = (i + 1) % self.ports;
+            }
+        }
+    }
+
+    #[test]
+    fn many_clients_at_once_each_get_their_own_answer() {
+        let (ports, lanes) = (4u32, 4u32);
+        let mem = vec![0u64; allocation_size(lanes, ports) as usize / 8];
+        let base = mem.as_ptr() as usize;
+        let client = TestClient { base, ports, lanes, lock: (0..1).map(|_| AtomicU32::new(0)).collect() };
+        let done = std::sync::atomic::AtomicBool::new(false);
+        std::thread::scope(|s| {
+            s.spawn(|| {
+                let mut server = Process::new(ports, base);
+                while !done.load(Ordering::Acquire) {
+                    while let Some(mut port) = server.try_open(lanes, 0) {
+                        assert_eq!(port.opcode(), 9);
+                        assert_eq!(port.lane_mask.count_ones(), 1);
+                        port.recv_and_send(|_, b| b.data[0] = b.data[0] * 3 + 1).unwrap();
+                        port.close();
+                    }
+                }
+            });
+            let workers: Vec<_> = (0..6u64)
+                .map(|t| {
+                    let c = &client;
+                    s.spawn(move || (0..100u64).all(|k| c.call((t % 4) as u32, t * 1000 + k) == (t * 1000 + k) * 3 + 1))
+                })
+                .collect();
+            let all_right = workers.into_iter().all(|w| w.join().unwrap());
+            done.store(true, Ordering::Release);
+            assert!(all_right);
+        });
+        drop(mem);
+    }
+
+    #[test]
+    fn a_corrupt_mailbox_is_bounded() {
+        let (ports, lanes) = (2u32, 2u32);
+        let mut mem = vec![0u64; allocation_size(lanes, ports) as usize / 8];
+        let base = mem.as_mut_ptr() as usize;
+        let hdr = (base + header_offset(ports) as usize) as *mut Header;
+        let pk = (base + packet_offset(ports) as usize) as *mut Buffer;
+        // SAFETY: all inside `mem`. Port 0: every mask bit set, an absurd size.
+        unsafe {
+            *hdr = Header { mask: u64::MAX, opcode: 1 };
+            (*pk).data[0] = u64::MAX;
+            *((base + mailbox_bytes(ports) as usize) as *mut u32) = 0xffff_ffff; // any non-zero bit pattern
+        }
+        let mut server = Process::new(ports, base);
+        let mut port = server.try_open(lanes, 0).expect("pending");
+        assert_eq!(port.lane_mask, 0b11, "lanes cut to the port's lanes");
+        assert!(matches!(port.recv_n(1024), Err(Stall::Corrupt(_))));
+    }
 }
