@@ -177,7 +177,13 @@ rpc_checks() {
     if [ $rc = 0 ] && grep -q 'host: user opcode answers ok: 32 of 32 (callback calls 32)' "$o"; then
       ok "$si: user opcode through olPlatformRegisterRPCCallback (rpc::Port layout): 32 of 32 answers"
     else bad "$si: user opcode callback" "exit $rc" "$o"; fi
-    # 9. an image without a client: no buffer, no thread
+    # 9. a client that stops in the middle of a call: the server gives up after the timeout
+    OMPTARGET_RS_RPC_TIMEOUT=1 r stall; o=$W/$si.stall.out; e=$W/$si.stall.err
+    if [ $rc = 0 ] && grep -q 'the device stopped answering for 1.0 s; this image is no longer served' "$e" &&
+       grep -q 'host: done' "$o" && ! grep -q 'never printed' "$o"; then
+      ok "$si: a client that stops mid-call: the server gives up after OMPTARGET_RS_RPC_TIMEOUT=1, no hang"
+    else bad "$si: stalled client" "exit $rc" "$e"; fi
+    # 10. an image without a client: no buffer, no thread
     env "${env_plain[@]}" LIBOMPTARGET_DEBUG=1 timeout "$TMO" "$OUT/rpc_host" "$plain" quiet >"$W/$si.quiet.out" 2>"$W/$si.quiet.err"
     rc=$?; o=$W/$si.quiet.out
     if [ $rc = 0 ] && grep -q 'rpc threads after load: 0' "$o" && grep -q 'rpc threads after the kernel: 0' "$o" &&

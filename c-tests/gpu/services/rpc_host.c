@@ -6,6 +6,7 @@
  *   rpc_host IMAGE MODE [TEAMS THREADS]
  *
  * MODE: hello | puts | stderr | heap | exit | abort | unknown | user |
+ *       stall (a client that stops mid-call) |
  *       quiet (an image WITHOUT a client: gpu-images' kernels, saxpy).
  * Prints "host: ..." lines that services.sh checks, and the number of
  * RPC server threads (threads named omptarget-rpc) at the points that matter.
@@ -172,6 +173,7 @@ int main(int argc, char **argv) {
                      : !strcmp(mode, "abort")  ? "rpc_abort_kernel"
                      : !strcmp(mode, "unknown") ? "rpc_unknown"
                      : !strcmp(mode, "user")   ? "rpc_user"
+                     : !strcmp(mode, "stall")  ? "rpc_stall"
                      : !strcmp(mode, "quiet")  ? "saxpy"
                                                : NULL;
   if (!name) {
@@ -198,6 +200,8 @@ int main(int argc, char **argv) {
     OK(olLaunchKernel(q, gpu, k, &a, sizeof a, &ls));
   }
   OK(olSyncQueue(q));
+  if (!strcmp(mode, "stall"))
+    usleep(1500 * 1000); /* let the server find the half-made call and time out on it (1 s) */
   OK(olMemcpy(q, out, host, dout, gpu, items * 8));
   OK(olSyncQueue(q));
   fflush(stdout);

@@ -134,3 +134,16 @@ KERNEL void rpc_quiet(void *dyn_ptr, i64 *out) {
   (void)dyn_ptr;
   out[GLOBAL_ID_X] = GLOBAL_ID_X;
 }
+
+/* A client that gives up in the middle of a call (as a killed or corrupt
+ * kernel would): the format goes out, the arguments never come. The host
+ * must give up on it after OMPTARGET_RS_RPC_TIMEOUT, not hang. */
+KERNEL void rpc_stall(void *dyn_ptr, i64 *out) {
+  (void)dyn_ptr;
+  if (GLOBAL_ID_X != 0)
+    return;
+  rpc_port_t p = rpc_open(RPC_PRINTF_TO_STDOUT);
+  const char *fmt = "never printed %d\n";
+  rpc_send_n(&p, fmt, rpc_strlen(fmt) + 1);
+  out[0] = 1;
+}
