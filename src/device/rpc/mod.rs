@@ -156,11 +156,14 @@ pub fn threads_started() -> usize {
     STARTED.load(Ordering::Relaxed)
 }
 
-/// Whether `image` defines the client object: a byte search first (no
-/// cost for the usual image), then its symbol table.
+/// Whether `image` defines the client object: a byte search first (glibc's
+/// `memmem`, well under a millisecond a megabyte, for the usual image
+/// without one), then its symbol table.
 pub fn has_client(image: &[u8]) -> bool {
     let name = CLIENT_SYMBOL.as_bytes();
-    if !image.windows(name.len()).any(|w| w == name) {
+    // SAFETY: both ranges are valid for the lengths given; memmem only reads them.
+    let found = unsafe { libc::memmem(image.as_ptr().cast(), image.len(), name.as_ptr().cast(), name.len()) };
+    if found.is_null() {
         return false;
     }
     super::program::own_symbol(image, CLIENT_SYMBOL, super::program::SymbolKind::Global).is_ok()
