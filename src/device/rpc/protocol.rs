@@ -501,7 +501,7 @@ mod tests {
             let workers: Vec<_> = (0..6u64)
                 .map(|t| {
                     let c = &client;
-                    s.spawn(move || (0..100u64).all(|k| c.call((t % 4) as u32, t * 1000 + k) == (t * 1000 + k) * 3 + 1))
+                    s.spawn(move || (0..60u64).all(|k| c.call((t % 4) as u32, t * 1000 + k) == (t * 1000 + k) * 3 + 1))
                 })
                 .collect();
             let all_right = workers.into_iter().all(|w| w.join().unwrap());
@@ -528,5 +528,67 @@ mod tests {
         let mut port = server.try_open(lanes, 0).expect("pending");
         assert_eq!(port.lane_mask, 0b11, "lanes cut to the port's lanes");
         assert!(matches!(port.recv_n(1024), Err(Stall::Corrupt(_))));
+    }
+
+    #[test]
+    fn recv_n_takes_each_lane_s_own_length_in_one_port() {
+        // A warp-cooperative client (LLVM's GPU libc): lanes 0 and 2 of one
+        // port send 10 and 150 bytes in the same packets.
+        let (ports, lanes) = (1u32, 4u32);
+        let mem = vec![0u64; allocation_size(lanes, ports) as usize / 8];
+        let base = mem.as_ptr() as usize;
+        let data: [Vec<u8>; 2] = [(0..10u8).collect(), (0..150u8).map(|b| b ^ 0x5a).collect()];
+        let sent = data.clone();
+        let client = std::thread::spawn(move || {
+            // SAFETY (whole closure): every address is inside the test's buffer, which outlives the thread.
+            let mb = |which: usize| unsafe { AtomicU32::from_ptr((base + which * 4) as *mut u32) };
+            let slot = |lane: usize| (base + packet_offset(ports) as usize + lane * 64) as *mut u8;
+            // SAFETY: the header of port 0, inside the buffer.
+            unsafe { std::ptr::write_volatile((base + header_offset(ports) as usize) as *mut Header, Header { mask: 0b101, opcode: 3 }) };
+            let mut out = 0u32;
+            let mut packet = 0usize;
+            loop {
+                let mut any = false;
+                for (k, lane) in [0usize, 2].into_iter().enumerate() {
+                    let bytes = &sent[k];
+                    let (from, room, at) = if packet == 0 { (0, 56, 8) } else { (56 + (packet - 1) * 64, 64, 0) };
+                    if packet == 0 {
+                        // SAFETY: the lane's slot, 8-aligned, inside the buffer.
+                        unsafe { (slot(lane) as *mut u64).write_volatile(bytes.len() as u64) };
+                    }
+                    if from < bytes.len() || packet == 0 {
+                        any = true;
+                        let n = bytes.len().saturating_sub(from).min(room);
+                        // SAFETY: at + n <= 64 bytes of the lane's slot.
+                        unsafe { std::ptr::copy_nonoverlapping(bytes[from..from + n].as_ptr(), slot(lane).add(at), n) };
+                    }
+                }
+                if !any {
+                    break;
+                }
+                out ^= 1;
+                mb(1).store(out, Ordering::Release); // our outbox (the server's inbox)
+                while mb(0).load(Ordering::Acquire) != out {
+                    std::hint::spin_loop(); // wait until the port is ours again
+                }
+                packet += 1;
+            }
+        });
+        let mut server = Process::new(ports, base);
+        let mut port = loop {
+            if let Some(p) = server.try_open(lanes, 0) {
+                break p;
+            }
+            std::hint::spin_loop();
+        };
+        assert_eq!((port.opcode(), port.lane_mask), (3, 0b101));
+        let (got, too_big) = port.recv_n(1 << 20).unwrap();
+        port.close();
+        client.join().unwrap();
+        assert!(too_big.is_none());
+        assert_eq!(got[0], data[0]);
+        assert_eq!(got[2], data[1]);
+        assert!(got[1].is_empty() && got[3].is_empty());
+        drop(mem);
     }
 }
