@@ -540,8 +540,10 @@ mod tests {
         let data: [Vec<u8>; 2] = [(0..10u8).collect(), (0..150u8).map(|b| b ^ 0x5a).collect()];
         let sent = data.clone();
         let client = std::thread::spawn(move || {
-            // SAFETY (whole closure): every address is inside the test's buffer, which outlives the thread.
-            let mb = |which: usize| unsafe { AtomicU32::from_ptr((base + which * 4) as *mut u32) };
+            let mb = |which: usize| {
+                // SAFETY: the mailboxes of port 0, aligned u32s inside the test's buffer, which outlives the thread.
+                unsafe { AtomicU32::from_ptr((base + which * 4) as *mut u32) }
+            };
             let slot = |lane: usize| (base + packet_offset(ports) as usize + lane * 64) as *mut u8;
             // SAFETY: the header of port 0, inside the buffer.
             unsafe { std::ptr::write_volatile((base + header_offset(ports) as usize) as *mut Header, Header { mask: 0b101, opcode: 3 }) };
