@@ -26,6 +26,10 @@ bash c-tests/gpu-async/run.sh
 bash c-tests/cuda-indirect/run.sh
 # The AMDGPU plugin end to end against the CPU stand-in for the HSA runtime.
 bash c-tests/amdgpu-mock.sh
+# Issue 24: device-to-host services (LLVM's RPC protocol: printf, puts, stderr,
+# malloc/free, exit/abort, unknown and user opcodes) on mock-cuda,
+# mock-cuda-async and mock-hsa, plus the c-tests/gpu/services.d parts (~30 s).
+bash c-tests/gpu/services.sh
 bash bench/run.sh --smoke
 # Concurrent map/unmap of one variable, 200 runs x 8 threads x 10^4 regions (and 50 on deferred queues).
 bash c-tests/stress/map-race.sh 200 50

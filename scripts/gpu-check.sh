@@ -27,10 +27,12 @@
 #     launch <= 1.10x raw time, transfers >= 0.95x raw bandwidth);
 #   * the benchmark once more in --quick mode with its embedded PTX, which
 #     exercises the PTX -> driver JIT path of the plugin;
-#   * fatbins (target/gpu-images/fatbin, built by c-tests/gpu/services.d/fatbin.sh):
+#   * fatbins (target/gpu-services/fatbin: c-tests/gpu/services.sh gathers them):
 #     the best cubin chosen, PTX through the driver's JIT, LZ4/zstd entries, no
 #     fitting arch -> clear error; rustc's newest sequence (harness.sm_90
 #     --rustc-exact; with two GPUs also the kernel on device 1, data on 0);
+#   * the RPC services (target/gpu-services from c-tests/gpu/services.sh): the
+#     real sm_90 image with the test client, printf/user opcode/malloc/unknown;
 #   * the GPU differential suite: every c-tests/omp program clang-22 built for
 #     sm_90 (with the test-only device runtime c-tests/gpu/rt), through our
 #     runtime in library-path mode, stdout and exit status compared with the
@@ -52,7 +54,7 @@
 #
 # With the device tool of this project, from the repository root:
 #   run  carry: ["target/release/libomptarget_rs.so", "target/gpu-images/bin",
-#                "target/gpu-images/extra", "target/gpu-images/kernels", "target/gpu-images/fatbin",
+#                "target/gpu-images/extra", "target/gpu-images/kernels", "target/gpu-services",
 #                "target/bench-cuda", "target/gpu-async", "target/gpu-omp/carry"]
 #        command: bash scripts/gpu-check.sh      timeout_s: 480
 set -uo pipefail
@@ -115,6 +117,7 @@ if [ -z "$gpu" ] || [ -z "$libcuda" ]; then
   for f in multi ptx-only lz4 zstd no-arch; do add skipped "fatbin $f" - "$why"; done
   add skipped "rustc seed 000 (--rustc-exact)" - "$why"
   add skipped "rustc kernel on device 1, data on 0" - "$why"
+  add skipped "RPC services (c-tests/gpu/services)" - "$why"
   echo "== omptarget-rs GPU check: skipped: $why"
   printf '%-7s %-44s %8s  %s\n' RESULT TEST TIME DETAIL
   printf '%s\n' "${rows[@]}"
@@ -165,12 +168,15 @@ for h in "${HARNESSES[@]}"; do
   done
 done
 
-# ---- fatbinaries (issue 24; built by c-tests/gpu/services.d/fatbin.sh) ------------
+# ---- fatbinaries (built by c-tests/gpu/services.d/fatbin.sh) ----------------------
 # Harnesses with a CUDA fatbin as their registered image: cubins for sm_80,
 # sm_86, sm_90 + sm_80 PTX (the newest cubin the GPU runs must be chosen),
 # PTX only (the driver's JIT), LZ4 and Zstandard entries, and no fitting arch
 # (sm_80/sm_86 cubins only: a clear error on sm_90).
-FB=$G/fatbin
+# c-tests/gpu/services.sh gathers them in target/gpu-services/fatbin (one
+# folder to carry with the RPC programs).
+FB=${GPU_FATBIN:-$ROOT/target/gpu-services/fatbin}
+[ -d "$FB" ] || FB=$G/fatbin
 for f in multi ptx-only lz4 zstd no-arch; do
   h=$FB/harness.$f
   if [ ! -x "$h" ]; then add skipped "fatbin $f" - "not carried ($h; run c-tests/gpu/services.d/fatbin.sh)"; continue; fi
@@ -345,6 +351,31 @@ if [ -f "$SUITE/programs.txt" ]; then
   done < "$SUITE/programs.txt"
 else
   add skipped "GPU differential suite (c-tests/gpu)" - "not carried ($SUITE/programs.txt; run c-tests/gpu/omp-suite.sh)"
+fi
+
+# ---- RPC services (c-tests/gpu/services.sh builds target/gpu-services) -------------
+# The real sm_90 image with our test client: printf from 4x8 threads, a user
+# opcode through olPlatformRegisterRPCCallback, malloc/free, an unknown opcode.
+RS=${GPU_SERVICES:-$ROOT/target/gpu-services}
+if [ -x "$RS/rpc_host" ] && [ -e "$RS/rpc.sm_90.cubin" ]; then
+  ln -sf "$LIB" "$W/shim/libLLVMOffload.so.23.0git"
+  for m in hello user heap unknown; do
+    log=$W/logs/rpc.$m
+    t0=$(date +%s.%N)
+    timeout "$TMO" "$RS/rpc_host" "$RS/rpc.sm_90.cubin" "$m" >"$log.out" 2>"$log.err"
+    rc=$?
+    t1=$(date +%s.%N)
+    case $m in
+      hello) good=$([ "$(grep -c '^hello team' "$log.out")" = 32 ] && echo 1) ;;
+      user) good=$(grep -q 'answers ok: 32 of 32' "$log.out" && echo 1) ;;
+      heap) good=$(grep -q 'round trips ok: 32 of 32' "$log.out" && echo 1) ;;
+      unknown) good=$(grep -q 'unhandled or invalid RPC opcode' "$log.err" && echo 1) ;;
+    esac
+    if [ $rc = 0 ] && [ "${good:-}" = 1 ]; then add PASS "rpc $m (services, sm_90)" "$(secs "$t0" "$t1")" ""
+    else add FAIL "rpc $m (services, sm_90)" "$(secs "$t0" "$t1")" "exit $rc"; cat "$log.out" "$log.err" > "$log.show"; show_log "$log.show"; fi
+  done
+else
+  add skipped "RPC services (c-tests/gpu/services)" - "not carried ($RS/rpc_host; run c-tests/gpu/services.sh)"
 fi
 
 printf '%-7s %-44s %8s  %s\n' RESULT TEST TIME DETAIL

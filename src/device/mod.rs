@@ -217,6 +217,7 @@ impl Participant for Registry {
             p.forked_child();
         }
         work_queue::forked_child();
+        rpc::forked_child();
     }
 }
 

@@ -36,12 +36,26 @@ pub struct Symbol {
 
 impl Device {
     /// Loads an image (unwrapped already) on this device.
+    /// An image that carries an RPC client (`__llvm_rpc_client`) on a GPU
+    /// device gets its RPC server here ([`super::rpc::attach`]).
     pub fn load_image(&self, image: &[u8]) -> Result<ImageHandle> {
-        self.plugin.load_binary(self.plugin_device, image)
+        let handle = self.plugin.load_binary(self.plugin_device, image)?;
+        if !self.memory_is_host() && super::rpc::has_client(image) {
+            let attached = match super::get(self.id) {
+                Some(dev) => super::rpc::attach(dev, handle, image),
+                None => Err(OffloadError::InvalidArgument(format!("device {} is not exposed", self.id))),
+            };
+            if let Err(e) = attached {
+                let _ = self.plugin.unload_binary(self.plugin_device, handle);
+                return Err(OffloadError::InvalidArgument(format!("the image's RPC client could not be served: {e}")));
+            }
+        }
+        Ok(handle)
     }
 
     /// Unloads an image [`Device::load_image`] loaded (its device destructors run).
     pub fn unload_image(&self, image: ImageHandle) -> Result<()> {
+        super::rpc::detach(self.id, image);
         self.plugin.unload_binary(self.plugin_device, image)
     }
 
@@ -113,7 +127,7 @@ fn kind_matches(kind: SymbolKind, sym: object::SymbolKind) -> bool {
 /// How the image defines `name`: `Ok(Some(size))` when it defines it with
 /// the asked kind, `Ok(None)` when the image is no ELF file (PTX: the driver
 /// decides), an error naming what is wrong otherwise.
-fn own_symbol(bytes: &[u8], name: &str, kind: SymbolKind) -> Result<Option<u64>> {
+pub(super) fn own_symbol(bytes: &[u8], name: &str, kind: SymbolKind) -> Result<Option<u64>> {
     use object::{Object, ObjectSymbol};
     let Ok(file) = object::File::parse(bytes) else { return Ok(None) };
     let mut found_other = None;

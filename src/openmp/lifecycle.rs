@@ -77,7 +77,7 @@ pub fn at_library_fini() {
         }
         let images: Vec<(usize, crate::plugins::ImageHandle)> = dev.loaded_libs.lock().drain().collect();
         for (key, image) in images {
-            if let Err(e) = dev.plugin.unload_binary(dev.plugin_device, image) {
+            if let Err(e) = dev.unload_image(image) {
                 diag::report(&format!("device {}: unloading the image of library {key:#x} failed: {e}", dev.id));
             }
         }

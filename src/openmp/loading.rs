@@ -227,7 +227,7 @@ impl Runtime {
                 dev.kernels_version.fetch_add(1, Ordering::AcqRel);
                 // The library's device code goes with it: its device
                 // destructors run now (22.1 runs them at device deinit).
-                if let Err(e) = dev.plugin.unload_binary(dev.plugin_device, image) {
+                if let Err(e) = dev.unload_image(image) {
                     diag::report(&format!("device {}: unloading the image of library {key:#x} failed: {e}", dev.id));
                 }
             }
