@@ -102,7 +102,7 @@ static uint64_t kernel_flags = 1 << 6;
 
 static void rustc_kernel_call(void) {
   int64_t n = N;
-  /* rustc (newest, issue 24): a scalar's value in its base pointer, the address
+  /* rustc (newest): a scalar's value in its base pointer, the address
    * of the stack slot holding it in its pointer. */
   uint64_t slot = (uint64_t)n;
   void *bases[3] = {y, x, (void *)(uintptr_t)n};

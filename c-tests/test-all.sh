@@ -26,7 +26,7 @@ bash c-tests/gpu-async/run.sh
 bash c-tests/cuda-indirect/run.sh
 # The AMDGPU plugin end to end against the CPU stand-in for the HSA runtime.
 bash c-tests/amdgpu-mock.sh
-# Issue 24: device-to-host services (LLVM's RPC protocol: printf, puts, stderr,
+# Device-to-host services (LLVM's RPC protocol: printf, puts, stderr,
 # malloc/free, exit/abort, unknown and user opcodes) on mock-cuda,
 # mock-cuda-async and mock-hsa, plus the c-tests/gpu/services.d parts (~30 s).
 bash c-tests/gpu/services.sh

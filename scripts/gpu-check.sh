@@ -207,7 +207,7 @@ for f in multi ptx-only lz4 zstd no-arch; do
   fi
 done
 
-# ---- rustc's newest sequence (seed 000, issue 24) ----------------------------------
+# ---- rustc's newest sequence (seed 000) ---------------------------------------
 # harness.sm_90 --rustc-exact: mappers on device -1, the kernel on device 0,
 # Flags 1<<6, 3-D grids, DynCGroupMem, f64/f16 scalars (8 checks); with two
 # GPUs, the kernel on device 1 while the data is on device 0: a clear error.

@@ -175,7 +175,7 @@ fn truncated_and_corrupted_real_images() {
     }
 }
 
-/// A fatbin (issue 24) around real cubins and PTX, built in memory with the
+/// A fatbin around real cubins and PTX, built in memory with the
 /// layout `fatbinary` writes: the entry for the device is chosen, and the
 /// chosen cubin's kernel environments read as from the cubin itself, also
 /// from a buffer at an odd address.

@@ -189,7 +189,7 @@ fn entry_table_parser_survives_mutations() {
     }
 }
 
-/// A CUDA fatbin (issue 24) of a cubin header, an LZ4-compressed copy of it
+/// A CUDA fatbin of a cubin header, an LZ4-compressed copy of it
 /// and PTX, mutated: the container walk, LZ4 decoding and the per-device
 /// choice (`omptarget_rs::fuzzing::cuda_fatbin`) never panic, and accepted
 /// entries lie inside the input.

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # services.sh - device-to-host services of GPU programs on the CPU stand-ins
-# of the GPU drivers (issue 24): the RPC server (LLVM 22.1's protocol,
+# of the GPU drivers: the RPC server (LLVM 22.1's protocol,
 # docs/rpc.md) on mock-cuda, mock-cuda-async and mock-hsa, then every part
 # script in c-tests/gpu/services.d/*.sh.
 #

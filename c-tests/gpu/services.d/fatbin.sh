@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# fatbin.sh - CUDA fatbinaries on the CUDA stand-in (issue 24): fatbins built
+# fatbin.sh - CUDA fatbinaries on the CUDA stand-in: fatbins built
 # here with NVIDIA's `fatbinary` (from the CUDA wheel c-tests/gpu-images.sh
 # unpacks) holding cubins for several SMs and PTX, loaded by OUR runtime's
 # CUDA plugin through the libomptarget ABI (the gpu-images harness with the

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # rustc.sh - the newest rustc's offload call sequence (seed 000, rustc's
-# gpu_offload.rs; issue 24) on the host plugin and on both GPU stand-ins
+# gpu_offload.rs) on the host plugin and on both GPU stand-ins
 # (mock-cuda, mock-cuda-async, mock-hsa), through OUR runtime.
 #
 # The gpu-images harness with --rustc-exact makes every launch exactly the
