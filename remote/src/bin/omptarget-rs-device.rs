@@ -276,6 +276,25 @@ fn worker(st: &State, h: [u64; wire::HEADER_WORDS]) {
     }
 }
 
+/// Waits for the program rank's first request, at most `limit`: a program
+/// that does not load the remote library (not our runtime, or no remote
+/// library next to it) never sends one.
+fn wait_first(r: &mut wire::Request, limit: std::time::Duration) -> Result<(), String> {
+    let start = std::time::Instant::now();
+    let mut b = wire::Backoff::new();
+    while !r.test()? {
+        if start.elapsed() >= limit {
+            return Err(format!(
+                "the program rank sent nothing for {} s (is it running on omptarget-rs with libomptarget_rs_remote.so next to it? \
+                 OMPTARGET_RS_DEVICE_WAIT sets this limit); exiting",
+                limit.as_secs()
+            ));
+        }
+        b.snooze();
+    }
+    Ok(())
+}
+
 fn put_str(out: &mut Vec<u8>, s: &str) {
     let b = &s.as_bytes()[..s.len().min(4000)];
     out.extend_from_slice(&(b.len() as u32).to_le_bytes());
@@ -389,6 +408,10 @@ fn main() {
         })
         .collect();
     let mut received = 0u64;
+    let mut greeted = false;
+    let first_contact = std::time::Duration::from_secs_f64(
+        std::env::var("OMPTARGET_RS_DEVICE_WAIT").ok().and_then(|v| v.parse::<f64>().ok()).filter(|v| *v > 0.0).unwrap_or(30.0),
+    );
     let mut buf = [0u8; wire::HEADER_WORDS * 8];
     loop {
         // SAFETY: buf outlives the receive, which is waited for right here.
@@ -400,8 +423,18 @@ fn main() {
                 break;
             }
         };
-        if let Err(e) = wire::wait_forever(&mut r) {
+        let waited = if greeted {
+            wire::wait_forever(&mut r)
+        } else {
+            wait_first(&mut r, first_contact)
+        };
+        if let Err(e) = waited {
             eprintln!("omptarget-rs-device rank {rank}: {e}");
+            if !greeted {
+                // The program rank never came: MPI_Finalize would wait for it.
+                r.abandon();
+                std::process::exit(1);
+            }
             break;
         }
         let Some(h) = wire::parse_header(&buf[..r.received]) else {
@@ -420,7 +453,10 @@ fn main() {
         }
         match h[0] {
             op::PING => reply(tag, wire::OK, 0, &[]),
-            op::HELLO => reply(tag, wire::OK, st.devices.len() as u64, &hello(st)),
+            op::HELLO => {
+                greeted = true;
+                reply(tag, wire::OK, st.devices.len() as u64, &hello(st))
+            }
             op::SHUTDOWN => {
                 reply(tag, wire::OK, 0, &[]);
                 break;

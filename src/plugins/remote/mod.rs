@@ -97,7 +97,9 @@ fn own_dir() -> Option<String> {
     }
     // SAFETY: dladdr's file name is a NUL-terminated string owned by ld.so.
     let path = unsafe { std::ffi::CStr::from_ptr(info.dli_fname as *const c_char) }.to_string_lossy().into_owned();
-    let dir = std::path::Path::new(&path).parent()?.to_string_lossy().into_owned();
+    // Through symbolic links (libomptarget.so.22.1 -> target/release/libomptarget_rs.so).
+    let path = std::fs::canonicalize(&path).unwrap_or_else(|_| path.into());
+    let dir = path.parent()?.to_string_lossy().into_owned();
     Some(if dir.is_empty() { ".".into() } else { dir })
 }
 
