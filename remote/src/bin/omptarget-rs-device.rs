@@ -20,7 +20,7 @@ use omptarget_rs::device::Device;
 use omptarget_rs::plugins::{AllocKind, DeviceType, LaunchDims};
 use omptarget_rs_remote::wire::{self, op};
 use parking_lot::Mutex;
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap};
 use std::ffi::c_int;
 use std::sync::Arc;
 use std::sync::mpsc;
@@ -30,12 +30,13 @@ struct State {
     devices: Vec<&'static Device>,
     /// Images received, by the client's hash.
     images: Mutex<HashMap<u64, Arc<Vec<u8>>>>,
-    /// Loaded images: (device, handle).
-    loaded: Mutex<HashSet<(usize, u64)>>,
-    /// Kernels handed out: (device, handle) → name.
-    kernels: Mutex<HashMap<(usize, u64), String>>,
-    /// Device memory the client may copy to and from: start → (end, device, is an allocation).
-    ranges: Mutex<BTreeMap<u64, (u64, usize, bool)>>,
+    /// Loaded images: (device, handle) → the image's hash.
+    loaded: Mutex<HashMap<(usize, u64), u64>>,
+    /// Kernels handed out: (device, handle) → (name, image handle).
+    kernels: Mutex<HashMap<(usize, u64), (String, u64)>>,
+    /// Device memory the client may copy to and from: start → (end,
+    /// device, `None` for an allocation or the image handle of a global).
+    ranges: Mutex<BTreeMap<u64, (u64, usize, Option<u64>)>>,
 }
 
 impl State {
@@ -120,14 +121,14 @@ fn serve(st: &State, h: &[u64; wire::HEADER_WORDS], tag: c_int) -> Result<u64, S
                 return Err("allocation of 0 bytes".into());
             }
             let p = d.plugin.alloc(d.plugin_device, a[0], kind_of(a[1])).map_err(|e| e.to_string())?;
-            st.ranges.lock().insert(p, (p.saturating_add(a[0]), dev as usize, true));
+            st.ranges.lock().insert(p, (p.saturating_add(a[0]), dev as usize, None));
             Ok(p)
         }
         op::FREE => {
             let d = st.device(dev)?;
             let mut ranges = st.ranges.lock();
             match ranges.get(&a[0]) {
-                Some(&(_, dd, true)) if dd == dev as usize => {
+                Some(&(_, dd, None)) if dd == dev as usize => {
                     ranges.remove(&a[0]);
                 }
                 _ => return Err(format!("{:#x} is not an allocation of device {dev} on this server", a[0])),
@@ -176,15 +177,16 @@ fn serve(st: &State, h: &[u64; wire::HEADER_WORDS], tag: c_int) -> Result<u64, S
             let d = st.device(dev)?;
             let image = st.images.lock().get(&a[0]).cloned().ok_or("image not received by this server")?;
             let handle = d.plugin.load_binary(d.plugin_device, &image).map_err(|e| e.to_string())?;
-            st.loaded.lock().insert((dev as usize, handle as u64));
+            st.loaded.lock().insert((dev as usize, handle as u64), a[0]);
             Ok(handle as u64)
         }
         op::UNLOAD => {
             let d = st.device(dev)?;
-            if !st.loaded.lock().remove(&(dev as usize, a[0])) {
+            if st.loaded.lock().remove(&(dev as usize, a[0])).is_none() {
                 return Err(format!("image {:#x} is not loaded on device {dev}", a[0]));
             }
-            st.kernels.lock().retain(|(kd, _), _| *kd != dev as usize);
+            st.kernels.lock().retain(|(kd, _), (_, image)| !(*kd == dev as usize && *image == a[0]));
+            st.ranges.lock().retain(|_, (_, rd, owner)| !(*rd == dev as usize && *owner == Some(a[0])));
             d.plugin.unload_binary(d.plugin_device, a[0] as usize).map_err(|e| e.to_string())?;
             Ok(0)
         }
@@ -192,23 +194,27 @@ fn serve(st: &State, h: &[u64; wire::HEADER_WORDS], tag: c_int) -> Result<u64, S
             let name = recv_vec(a[1], wire::NAME_MAX, tag)?;
             let d = st.device(dev)?;
             let name = String::from_utf8(name).map_err(|_| "symbol name is not UTF-8")?;
-            if !st.loaded.lock().contains(&(dev as usize, a[0])) {
+            let Some(hash) = st.loaded.lock().get(&(dev as usize, a[0])).copied() else {
                 return Err(format!("image {:#x} is not loaded on device {dev}", a[0]));
-            }
+            };
             if code == op::FUNCTION {
                 let k = d.plugin.get_function(d.plugin_device, a[0] as usize, &name).map_err(|e| e.to_string())?;
-                st.kernels.lock().insert((dev as usize, k), name);
+                st.kernels.lock().insert((dev as usize, k), (name, a[0]));
                 Ok(k)
             } else {
                 let g = d.plugin.get_global(d.plugin_device, a[0] as usize, &name, a[2]).map_err(|e| e.to_string())?;
-                st.ranges.lock().entry(g).or_insert((g.saturating_add(a[2]), dev as usize, false));
+                // Copies may reach the whole object (ol* asks with size 0).
+                let image = st.images.lock().get(&hash).cloned();
+                let size = image.and_then(|i| omptarget_rs::base::image::elf_symbol_size(&i, &name)).unwrap_or(0).max(a[2]);
+                st.ranges.lock().insert(g, (g.saturating_add(size), dev as usize, Some(a[0])));
                 Ok(g)
             }
         }
         op::LAUNCH => {
             let raw = recv_vec(a[1].saturating_mul(8), wire::ARGS_MAX * 8, tag)?;
             let d = st.device(dev)?;
-            let name = st.kernels.lock().get(&(dev as usize, a[0])).cloned().ok_or_else(|| format!("kernel {:#x} unknown on device {dev}", a[0]))?;
+            let (name, _) =
+                st.kernels.lock().get(&(dev as usize, a[0])).cloned().ok_or_else(|| format!("kernel {:#x} unknown on device {dev}", a[0]))?;
             let args: Vec<u64> = raw.chunks_exact(8).map(|c| u64::from_le_bytes(c.try_into().unwrap_or_default())).collect();
             let dims = LaunchDims {
                 teams: [(a[2] as u32).max(1), 1, 1],
@@ -386,7 +392,7 @@ fn main() {
     let st: &'static State = Box::leak(Box::new(State {
         devices,
         images: Mutex::new(HashMap::new()),
-        loaded: Mutex::new(HashSet::new()),
+        loaded: Mutex::new(HashMap::new()),
         kernels: Mutex::new(HashMap::new()),
         ranges: Mutex::new(BTreeMap::new()),
     }));
