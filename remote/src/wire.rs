@@ -250,7 +250,8 @@ pub unsafe fn send_all(
     wait: &mut dyn FnMut(&mut Request) -> WireResult<()>,
 ) -> WireResult<()> {
     let mut at = 0;
-    loop {
+    // Nothing is sent for nothing (the receiver posts no receive either).
+    while at < len {
         let n = (len - at).min(CHUNK);
         // SAFETY: within the caller's readable range.
         let mut r = unsafe { Request::send(ptr.add(at), n, rank, tag)? };
@@ -259,10 +260,8 @@ pub unsafe fn send_all(
             return Err(e);
         }
         at += n;
-        if at >= len {
-            return Ok(());
-        }
     }
+    Ok(())
 }
 
 /// Receives exactly `len` bytes into `ptr` in pieces of at most [`CHUNK`].
@@ -277,7 +276,7 @@ pub unsafe fn recv_all(
     wait: &mut dyn FnMut(&mut Request) -> WireResult<()>,
 ) -> WireResult<()> {
     let mut at = 0;
-    loop {
+    while at < len {
         let n = (len - at).min(CHUNK);
         // SAFETY: within the caller's writable range.
         let mut r = unsafe { Request::recv(ptr.add(at), n, rank, tag)? };
@@ -289,10 +288,8 @@ pub unsafe fn recv_all(
             return Err(format!("expected {n} bytes, received {}", r.received));
         }
         at += n;
-        if at >= len {
-            return Ok(());
-        }
     }
+    Ok(())
 }
 
 /// Encodes a header.
