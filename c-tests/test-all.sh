@@ -33,6 +33,10 @@ bash c-tests/stress/map-race.sh 200 50
 # compiled against LLVM 22.1's OffloadAPI.h; differential against its library.
 bash c-tests/offload/run.sh
 bash bench/offload/run.sh --smoke
+# issue 25: remote devices over MPI (the remote/ workspace crate): OpenMP and
+# ol* programs as rank 0 of MPMD jobs with omptarget-rs-device server ranks.
+cargo clippy --release --workspace --all-targets -- -D warnings
+bash c-tests/mpi/run.sh
 # --- issue 15: interop objects and kernel-language launches on the stand-ins.
 bash c-tests/interop/run.sh
 # issue 15: kernel record/replay on mock-cuda, replayed with llvm-omp-kernel-replay-22.

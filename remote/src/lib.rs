@@ -164,11 +164,7 @@ impl Client {
         }
         let what = op::name(code);
         let fail = |e: String| {
-            if e.starts_with("remote device server rank") {
-                e
-            } else {
-                format!("remote device server rank {}: {what}: {e}", server.rank)
-            }
+            if e.starts_with("remote device server rank") { e } else { format!("remote device server rank {}: {what}: {e}", server.rank) }
         };
         if let Some(e) = server.dead.lock().clone() {
             return Err(fail(format!("not attempted: {e}")));
@@ -189,12 +185,10 @@ impl Client {
         }
         drop(hb);
         if let Some((p, n)) = payload {
-            if n > 0 {
-                // SAFETY: the caller keeps the payload readable.
-                if let Err(e) = unsafe { wire::send_all(p, n, server.rank, tag, &mut wait) } {
-                    r.abandon();
-                    return Err(fail(e));
-                }
+            // SAFETY: the caller keeps the payload readable.
+            if let Err(e) = unsafe { wire::send_all(p, n, server.rank, tag, &mut wait) } {
+                r.abandon();
+                return Err(fail(e));
             }
         }
         if let Err(e) = self.wait(server, &mut r, what) {
@@ -209,10 +203,8 @@ impl Client {
             return Err(format!("remote device server rank {}: {what} failed: {}", server.rank, String::from_utf8_lossy(&rest)));
         }
         if let Some((p, n)) = data_in {
-            if n > 0 {
-                // SAFETY: the caller keeps the buffer writable.
-                unsafe { wire::recv_all(p, n, server.rank, tag, &mut wait) }.map_err(fail)?;
-            }
+            // SAFETY: the caller keeps the buffer writable.
+            unsafe { wire::recv_all(p, n, server.rank, tag, &mut wait) }.map_err(fail)?;
         }
         Ok((value, rest))
     }
@@ -387,14 +379,15 @@ pub unsafe extern "C" fn omptarget_rs_remote_describe(device: u32, words: *mut u
             // SAFETY: the caller gives 23 writable words.
             unsafe { std::ptr::copy_nonoverlapping(d.words.as_ptr(), words, 23) };
         }
-        if let Some(text) = d.strings.get(which as usize) {
-            if !buf.is_null() && len > 0 {
-                let n = text.len().min(len - 1);
-                // SAFETY: len writable bytes; n + 1 <= len.
-                unsafe {
-                    std::ptr::copy_nonoverlapping(text.as_ptr(), buf, n);
-                    *buf.add(n) = 0;
-                }
+        if let Some(text) = d.strings.get(which as usize)
+            && !buf.is_null()
+            && len > 0
+        {
+            let n = text.len().min(len - 1);
+            // SAFETY: len writable bytes; n + 1 <= len.
+            unsafe {
+                std::ptr::copy_nonoverlapping(text.as_ptr(), buf, n);
+                *buf.add(n) = 0;
             }
         }
         Ok(())
@@ -572,14 +565,23 @@ pub unsafe extern "C" fn omptarget_rs_remote_symbol(
 /// # Safety
 /// `args` must be readable for `n` `u64`s.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn omptarget_rs_remote_launch(device: u32, kernel: u64, args: *const u64, n: u32, teams: u32, threads: u32, tripcount: u64) -> c_int {
+pub unsafe extern "C" fn omptarget_rs_remote_launch(
+    device: u32,
+    kernel: u64,
+    args: *const u64,
+    n: u32,
+    teams: u32,
+    threads: u32,
+    tripcount: u64,
+) -> c_int {
     guard(|| {
         if n > 0 && args.is_null() {
             return Err("null arguments".into());
         }
         let dims = u64::from(teams) | (u64::from(threads) << 32);
         // SAFETY: n readable u64s (as bytes, little-endian on x86-64 like the wire).
-        unsafe { on_device(device, op::LAUNCH, [kernel, n.into(), dims, tripcount, 0], Some((args.cast(), n as usize * 8)), None) }.map(drop)
+        unsafe { on_device(device, op::LAUNCH, [kernel, n.into(), dims, tripcount, 0], Some((args.cast(), n as usize * 8)), None) }
+            .map(drop)
     })
 }
 

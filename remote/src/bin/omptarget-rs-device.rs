@@ -25,6 +25,10 @@ use std::ffi::c_int;
 use std::sync::Arc;
 use std::sync::mpsc;
 
+/// A known piece of device memory: (end, device, `None` for an allocation
+/// or the image handle of a global).
+type Range = (u64, usize, Option<u64>);
+
 /// What the server knows is safe to touch.
 struct State {
     devices: Vec<&'static Device>,
@@ -36,7 +40,7 @@ struct State {
     kernels: Mutex<HashMap<(usize, u64), (String, u64)>>,
     /// Device memory the client may copy to and from: start → (end,
     /// device, `None` for an allocation or the image handle of a global).
-    ranges: Mutex<BTreeMap<u64, (u64, usize, Option<u64>)>>,
+    ranges: Mutex<BTreeMap<u64, Range>>,
 }
 
 impl State {
@@ -213,8 +217,12 @@ fn serve(st: &State, h: &[u64; wire::HEADER_WORDS], tag: c_int) -> Result<u64, S
         op::LAUNCH => {
             let raw = recv_vec(a[1].saturating_mul(8), wire::ARGS_MAX * 8, tag)?;
             let d = st.device(dev)?;
-            let (name, _) =
-                st.kernels.lock().get(&(dev as usize, a[0])).cloned().ok_or_else(|| format!("kernel {:#x} unknown on device {dev}", a[0]))?;
+            let (name, _) = st
+                .kernels
+                .lock()
+                .get(&(dev as usize, a[0]))
+                .cloned()
+                .ok_or_else(|| format!("kernel {:#x} unknown on device {dev}", a[0]))?;
             let args: Vec<u64> = raw.chunks_exact(8).map(|c| u64::from_le_bytes(c.try_into().unwrap_or_default())).collect();
             let dims = LaunchDims {
                 teams: [(a[2] as u32).max(1), 1, 1],
@@ -429,11 +437,7 @@ fn main() {
                 break;
             }
         };
-        let waited = if greeted {
-            wire::wait_forever(&mut r)
-        } else {
-            wait_first(&mut r, first_contact)
-        };
+        let waited = if greeted { wire::wait_forever(&mut r) } else { wait_first(&mut r, first_contact) };
         if let Err(e) = waited {
             eprintln!("omptarget-rs-device rank {rank}: {e}");
             if !greeted {

@@ -209,10 +209,10 @@ impl RemotePlugin {
     }
 
     fn remote(&self) -> Result<&Remote> {
-        self.state.get().and_then(Option::as_ref).ok_or_else(|| OffloadError::PluginUnavailable {
-            plugin: "remote",
-            reason: "not initialised".into(),
-        })
+        self.state
+            .get()
+            .and_then(Option::as_ref)
+            .ok_or_else(|| OffloadError::PluginUnavailable { plugin: "remote", reason: "not initialised".into() })
     }
 }
 
@@ -270,21 +270,17 @@ impl Plugin for RemotePlugin {
         let r = self.remote()?;
         let mut k = 0u64;
         // SAFETY: name is readable for the call; k writable.
-        r.lib.check(
-            unsafe { (r.lib.omptarget_rs_remote_symbol)(dev32(device), image as u64, name.as_ptr(), name.len(), 0, 0, &mut k) },
-            "kernel look-up",
-        )?;
+        let rc = unsafe { (r.lib.omptarget_rs_remote_symbol)(dev32(device), image as u64, name.as_ptr(), name.len(), 0, 0, &mut k) };
+        r.lib.check(rc, "kernel look-up")?;
         Ok(k)
     }
 
     fn get_global(&self, device: usize, image: ImageHandle, name: &str, size: u64) -> Result<u64> {
         let r = self.remote()?;
         let mut g = 0u64;
-        // SAFETY: as in get_function.
-        r.lib.check(
-            unsafe { (r.lib.omptarget_rs_remote_symbol)(dev32(device), image as u64, name.as_ptr(), name.len(), 1, size, &mut g) },
-            "global look-up",
-        )?;
+        // SAFETY: name is readable for the call; g writable.
+        let rc = unsafe { (r.lib.omptarget_rs_remote_symbol)(dev32(device), image as u64, name.as_ptr(), name.len(), 1, size, &mut g) };
+        r.lib.check(rc, "global look-up")?;
         Ok(g)
     }
 
