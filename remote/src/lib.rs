@@ -17,7 +17,7 @@ use std::cell::RefCell;
 use std::collections::HashSet;
 use std::ffi::c_int;
 use std::sync::OnceLock;
-use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 use wire::{Request, WireResult, op};
 
@@ -30,6 +30,17 @@ struct Server {
     images: Mutex<HashSet<u64>>,
     /// Serialises image transfers (each image is sent once).
     sending_image: Mutex<()>,
+    /// Requests of this process to this server in flight now.
+    in_flight: AtomicUsize,
+}
+
+/// Counts a request in flight while it lives.
+struct InFlight<'a>(&'a AtomicUsize);
+
+impl Drop for InFlight<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::AcqRel);
+    }
 }
 
 /// One remote device: its server and the server's number for it; its
@@ -116,7 +127,7 @@ impl Client {
                     let r = unsafe { Request::recv(buf.as_mut_ptr(), buf.len(), server.rank, tag)? };
                     let h = Box::new(wire::header(op::PING, tag, 0, [0; 5]));
                     // SAFETY: the header is leaked if the send is abandoned (see abandon_send_later).
-                    let s = unsafe { Request::send(Box::leak(h).as_ptr(), wire::HEADER_WORDS * 8, server.rank, wire::TAG_REQUEST)? };
+                    let s = unsafe { Request::send(Box::leak(h).as_ptr(), wire::HEADER_WORDS * 8, server.rank, wire::TAG_PING)? };
                     ping = Some((s, r, now, buf));
                 }
                 Some((_, r, started, _)) => {
@@ -170,6 +181,14 @@ impl Client {
             return Err(fail(format!("not attempted: {e}")));
         }
         let tag = self.tag();
+        // A launch while other requests to this server are in flight runs
+        // on a server worker (concurrently); alone, on its main thread.
+        let others = server.in_flight.fetch_add(1, Ordering::AcqRel);
+        let _counted = InFlight(&server.in_flight);
+        let mut args = args;
+        if code == op::LAUNCH {
+            args[4] = u64::from(others > 0);
+        }
         let mut reply = vec![0u8; wire::REPLY_MAX];
         // SAFETY: `reply` outlives the receive (waited for or cancelled below).
         let mut r = unsafe { Request::recv(reply.as_mut_ptr(), reply.len(), server.rank, tag) }.map_err(fail)?;
@@ -311,7 +330,13 @@ fn start() -> Result<Client, String> {
     }
     let servers: Vec<Server> = server_ranks(size)
         .into_iter()
-        .map(|rank| Server { rank, dead: Mutex::new(None), images: Mutex::new(HashSet::new()), sending_image: Mutex::new(()) })
+        .map(|rank| Server {
+            rank,
+            dead: Mutex::new(None),
+            images: Mutex::new(HashSet::new()),
+            sending_image: Mutex::new(()),
+            in_flight: AtomicUsize::new(0),
+        })
         .collect();
     let mut c = Client {
         servers,

@@ -15,6 +15,9 @@ use std::time::{Duration, Instant};
 
 /// Tag of request headers (server side: received by its main thread).
 pub const TAG_REQUEST: c_int = 1;
+/// Tag of pings (server side: answered by a thread of their own, also
+/// while the main thread runs a request).
+pub const TAG_PING: c_int = 2;
 /// First and last per-request tag (MPI guarantees tags up to 32767).
 pub const TAG_FIRST: c_int = 64;
 pub const TAG_LAST: c_int = 32000;
@@ -197,11 +200,13 @@ impl Drop for Request {
     }
 }
 
-/// Polls without burning a core for long: spins briefly, then sleeps with
-/// a growing interval (at most 200 µs), since the program rank and the
-/// servers may share cores.
+/// Polls without burning a core for long: spins for a few microseconds
+/// (an answer from a rank on another core comes that fast), then yields
+/// the core for up to a millisecond (ranks may share cores), then sleeps
+/// 100 µs at a time.
 pub struct Backoff {
-    spins: u32,
+    start: Option<Instant>,
+    polls: u32,
 }
 
 impl Default for Backoff {
@@ -212,17 +217,21 @@ impl Default for Backoff {
 
 impl Backoff {
     pub fn new() -> Self {
-        Backoff { spins: 0 }
+        Backoff { start: None, polls: 0 }
     }
     pub fn snooze(&mut self) {
-        self.spins += 1;
-        if self.spins < 64 {
+        self.polls += 1;
+        if self.polls < 32 {
             std::hint::spin_loop();
-        } else if self.spins < 256 {
+            return;
+        }
+        let waited = self.start.get_or_insert_with(Instant::now).elapsed();
+        if waited < Duration::from_micros(20) {
+            std::hint::spin_loop();
+        } else if waited < Duration::from_millis(1) {
             std::thread::yield_now();
         } else {
-            let us = ((self.spins - 256) as u64 * 2).clamp(5, 200);
-            std::thread::sleep(Duration::from_micros(us));
+            std::thread::sleep(Duration::from_micros(100));
         }
     }
 }

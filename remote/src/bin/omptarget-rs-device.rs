@@ -23,6 +23,7 @@ use parking_lot::Mutex;
 use std::collections::{BTreeMap, HashMap};
 use std::ffi::c_int;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
 
 /// A known piece of device memory: (end, device, `None` for an allocation
@@ -309,6 +310,34 @@ fn wait_first(r: &mut wire::Request, limit: std::time::Duration) -> Result<(), S
     Ok(())
 }
 
+/// Answers pings (on their own tag) until `stop`: the program rank learns
+/// that this server lives while a long request runs.
+fn answer_pings(stop: &AtomicBool) {
+    let mut buf = [0u8; wire::HEADER_WORDS * 8];
+    loop {
+        // SAFETY: buf outlives the receive: it is waited for or abandoned below.
+        let Ok(mut r) = (unsafe { wire::Request::recv(buf.as_mut_ptr(), buf.len(), 0, wire::TAG_PING) }) else { return };
+        let mut b = wire::Backoff::new();
+        loop {
+            match r.test() {
+                Ok(true) => break,
+                Ok(false) if stop.load(Ordering::Acquire) => {
+                    r.abandon();
+                    return;
+                }
+                Ok(false) => b.snooze(),
+                Err(_) => return,
+            }
+        }
+        if let Some(h) = wire::parse_header(&buf[..r.received])
+            && let Ok(tag) = c_int::try_from(h[1])
+            && (wire::TAG_FIRST..=wire::TAG_LAST).contains(&tag)
+        {
+            reply(tag, wire::OK, 0, &[]);
+        }
+    }
+}
+
 fn put_str(out: &mut Vec<u8>, s: &str) {
     let b = &s.as_bytes()[..s.len().min(4000)];
     out.extend_from_slice(&(b.len() as u32).to_le_bytes());
@@ -421,6 +450,8 @@ fn main() {
             })
         })
         .collect();
+    let stop_pings: &'static AtomicBool = Box::leak(Box::new(AtomicBool::new(false)));
+    let pinger = std::thread::spawn(move || answer_pings(stop_pings));
     let mut received = 0u64;
     let mut greeted = false;
     let first_contact = std::time::Duration::from_secs_f64(
@@ -471,17 +502,24 @@ fn main() {
                 reply(tag, wire::OK, 0, &[]);
                 break;
             }
-            _ => {
+            // A launch sent while the program had other requests to this
+            // server in flight runs on a worker, concurrently with them;
+            // everything else runs here (a hand-off to a worker costs more
+            // than most requests). Pings are answered by their own thread.
+            op::LAUNCH if h[7] != 0 => {
                 if tx.send(h).is_err() {
                     break;
                 }
             }
+            _ => worker(st, h),
         }
     }
     drop(tx);
     for t in pool {
         let _ = t.join();
     }
+    stop_pings.store(true, Ordering::Release);
+    let _ = pinger.join();
     // MPI_Finalize.
     drop(universe);
 }
