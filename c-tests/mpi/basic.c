@@ -45,6 +45,28 @@ int main(void) {
     printf("device %d: %s\n", d, ok ? "ok" : "WRONG");
     bad |= !ok;
   }
+  // A chain of device-to-device copies through every device in order:
+  // local to local, local to remote, remote to remote on one server and
+  // across servers, then back to the host.
+  {
+    int *h = malloc(N * sizeof(int)), *prev = NULL, ok = 1;
+    for (int i = 0; i < N; i++) h[i] = 5 * i + 1;
+    for (int d = 0; d < n; d++) {
+      int *p = omp_target_alloc(N * sizeof(int), d);
+      ok &= p != NULL;
+      if (d == 0) ok &= !omp_target_memcpy(p, h, N * sizeof(int), 0, 0, 0, omp_get_initial_device());
+      else ok &= !omp_target_memcpy(p, prev, N * sizeof(int), 0, 0, d, d - 1);
+      if (prev) omp_target_free(prev, d - 1);
+      prev = p;
+    }
+    memset(h, 0, N * sizeof(int));
+    ok &= !omp_target_memcpy(h, prev, N * sizeof(int), 0, 0, omp_get_initial_device(), n - 1);
+    omp_target_free(prev, n - 1);
+    for (int i = 0; i < N; i++) ok &= h[i] == 5 * i + 1;
+    printf("copy chain through %d devices: %s\n", n, ok ? "ok" : "WRONG");
+    bad |= !ok;
+    free(h);
+  }
   printf("%s\n", bad ? "FAILED" : "ok");
   return bad;
 }

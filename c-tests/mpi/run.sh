@@ -71,12 +71,12 @@ has() { grep -qF -- "$2" "$1"; }
 # 1. basic.c: 2 servers x 4 devices (the host plugin's), then x 2.
 "${MPIRUN[@]}" -np 1 "$O/basic" : -np 2 "$SERVER" >"$O/basic.out" 2>&1
 rc=$?
-if [ $rc = 0 ] && has "$O/basic.out" "devices 12" && [ "$(grep -c ': ok$' "$O/basic.out")" = 12 ] && [ "$(tail -n 1 "$O/basic.out")" = ok ]; then
+if [ $rc = 0 ] && has "$O/basic.out" "devices 12" && [ "$(grep -c "^device .*: ok$" "$O/basic.out")" = 12 ] && [ "$(tail -n 1 "$O/basic.out")" = ok ]; then
   ok "basic.c: 4 local + 2 server ranks x 4 devices, every device computes"
 else bad "basic.c, 2 servers x 4 devices (exit $rc)" "$O/basic.out"; fi
 "${MPIRUN[@]}" -np 1 "$O/basic" : -np 2 "$SERVER" --devices 2 >"$O/basic2.out" 2>&1
 rc=$?
-if [ $rc = 0 ] && has "$O/basic2.out" "devices 8" && [ "$(grep -c ': ok$' "$O/basic2.out")" = 8 ]; then
+if [ $rc = 0 ] && has "$O/basic2.out" "devices 8" && [ "$(grep -c "^device .*: ok$" "$O/basic2.out")" = 8 ]; then
   ok "basic.c: 2 server ranks x 2 devices (--devices 2)"
 else bad "basic.c, 2 servers x 2 devices (exit $rc)" "$O/basic2.out"; fi
 

@@ -104,14 +104,13 @@ impl Client {
     fn wait(&self, server: &Server, req: &mut Request, what: &str) -> WireResult<()> {
         let mut backoff = wire::Backoff::new();
         let mut last_life = Instant::now();
-        // (send, receive, started, reply buffer)
-        let mut ping: Option<(Request, Request, Instant, Box<[u8; 64]>)> = None;
+        let mut ping: Option<Ping> = None;
         loop {
             if req.test()? {
-                if let Some((s, r, _, _)) = ping.take() {
-                    // Left to finish on their own: cancel the receive, free the send.
-                    r.abandon();
-                    s.abandon_send_later();
+                if let Some(p) = ping.take() {
+                    // Its answer must not stay behind for a later request
+                    // that gets the same tag: wait for it too.
+                    p.finish(self.timeout);
                 }
                 return Ok(());
             }
@@ -121,31 +120,23 @@ impl Client {
             let now = Instant::now();
             match &mut ping {
                 None if now.duration_since(last_life) >= self.ping_every => {
-                    let tag = self.tag();
-                    let mut buf = Box::new([0u8; 64]);
-                    // SAFETY: the box lives in `ping` until the receive completes or is cancelled.
-                    let r = unsafe { Request::recv(buf.as_mut_ptr(), buf.len(), server.rank, tag)? };
-                    let h = Box::new(wire::header(op::PING, tag, 0, [0; 5]));
-                    // SAFETY: the header is leaked if the send is abandoned (see abandon_send_later).
-                    let s = unsafe { Request::send(Box::leak(h).as_ptr(), wire::HEADER_WORDS * 8, server.rank, wire::TAG_PING)? };
-                    ping = Some((s, r, now, buf));
+                    ping = Some(Ping::start(self.tag(), server.rank)?);
                 }
-                Some((_, r, started, _)) => {
-                    if r.test()? {
+                Some(p) => {
+                    if p.recv.test()? {
                         last_life = now;
-                        if let Some((s, _, _, _)) = ping.take() {
-                            s.abandon_send_later();
+                        if let Some(p) = ping.take() {
+                            p.finish(self.timeout);
                         }
-                    } else if now.duration_since(*started) >= self.timeout {
+                    } else if now.duration_since(p.started) >= self.timeout {
                         let e = format!(
                             "remote device server rank {} did not answer for {} s during {what}: it died or its MPI link broke (its devices are unusable now)",
                             server.rank,
                             self.timeout.as_secs()
                         );
                         *server.dead.lock() = Some(e.clone());
-                        if let Some((s, r, _, _)) = ping.take() {
-                            r.abandon();
-                            s.abandon_send_later();
+                        if let Some(p) = ping.take() {
+                            p.finish(Duration::ZERO);
                         }
                         return Err(e);
                     }
@@ -229,15 +220,54 @@ impl Client {
     }
 }
 
-trait AbandonSend {
-    fn abandon_send_later(self);
+/// A ping in flight: its header (sent on the ping tag) and the receive of
+/// its answer.
+struct Ping {
+    send: Request,
+    recv: Request,
+    started: Instant,
+    header: Box<[u8; wire::HEADER_WORDS * 8]>,
+    answer: Box<[u8; 64]>,
 }
 
-impl AbandonSend for Request {
-    /// A send whose buffer was leaked: freeing the request lets MPI finish
-    /// it (or never) on its own.
-    fn abandon_send_later(self) {
-        self.abandon();
+impl Ping {
+    fn start(tag: c_int, rank: c_int) -> WireResult<Ping> {
+        let header = Box::new(wire::header(op::PING, tag, 0, [0; 5]));
+        let mut answer = Box::new([0u8; 64]);
+        // SAFETY: the box moves into the Ping (its heap block stays put) and lives until the receive completes, or is leaked (finish).
+        let recv = unsafe { Request::recv(answer.as_mut_ptr(), answer.len(), rank, tag)? };
+        // SAFETY: as for the answer.
+        let send = match unsafe { Request::send(header.as_ptr(), header.len(), rank, wire::TAG_PING) } {
+            Ok(s) => s,
+            Err(e) => {
+                recv.abandon();
+                std::mem::forget(answer);
+                return Err(e);
+            }
+        };
+        Ok(Ping { send, recv, started: Instant::now(), header, answer })
+    }
+
+    /// Waits up to `limit` (from the ping's start) for the answer and the
+    /// send; what has not completed then is cancelled or left to MPI, with
+    /// its buffer leaked.
+    fn finish(self, limit: Duration) {
+        let Ping { mut send, mut recv, started, header, answer } = self;
+        let mut b = wire::Backoff::new();
+        loop {
+            let done = recv.test().unwrap_or(true) & send.test().unwrap_or(true);
+            if done {
+                return;
+            }
+            if started.elapsed() >= limit {
+                break;
+            }
+            b.snooze();
+        }
+        recv.abandon();
+        send.abandon();
+        std::mem::forget(header);
+        std::mem::forget(answer);
     }
 }
 
