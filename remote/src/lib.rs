@@ -668,3 +668,323 @@ pub extern "C" fn omptarget_rs_remote_shutdown() -> c_int {
         Ok(())
     })
 }
+
+// ---- Queues: requests sent without waiting for their replies (issue 25,
+// asynchrony). A queue is a list of requests in flight, in the order they
+// were sent; the server runs requests in arrival order (a queued launch is
+// never handed to a worker), so the queue's order holds on the server.
+// Synchronising waits for every reply (and the data of copies back) with
+// the same liveness checks as synchronous requests.
+
+/// Largest reply of a queued request (status, value, an error text).
+const QUEUED_REPLY_MAX: usize = 4096;
+
+/// One request in flight on a queue; owns every buffer MPI still uses.
+struct Pending {
+    server: usize,
+    what: &'static str,
+    reply: Box<[u8]>,
+    recv: Request,
+    header: Box<[u8; wire::HEADER_WORDS * 8]>,
+    sends: Vec<Request>,
+    /// Launch arguments (the caller's are copied).
+    _owned: Option<Box<[u8]>>,
+    /// Data receives of a copy back (posted up front; MPI keeps one
+    /// source's messages of one tag in order: the reply comes first).
+    data: Vec<(Request, usize)>,
+}
+
+/// Queues by handle (index + 1); `None`: free slot.
+static QUEUES: Mutex<Vec<Option<std::sync::Arc<Mutex<Vec<Pending>>>>>> = Mutex::new(Vec::new());
+
+fn queue(handle: u64) -> Result<std::sync::Arc<Mutex<Vec<Pending>>>, String> {
+    let qs = QUEUES.lock();
+    usize::try_from(handle)
+        .ok()
+        .and_then(|h| h.checked_sub(1))
+        .and_then(|i| qs.get(i).cloned().flatten())
+        .ok_or_else(|| format!("no remote queue {handle}"))
+}
+
+/// Creates a queue and writes its handle.
+///
+/// # Safety
+/// `handle` must be writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn omptarget_rs_remote_queue_create(handle: *mut u64) -> c_int {
+    guard(|| {
+        let mut qs = QUEUES.lock();
+        let q = Some(std::sync::Arc::new(Mutex::new(Vec::new())));
+        let i = match qs.iter().position(Option::is_none) {
+            Some(i) => {
+                qs[i] = q;
+                i
+            }
+            None => {
+                qs.push(q);
+                qs.len() - 1
+            }
+        };
+        out(handle, i as u64 + 1)
+    })
+}
+
+/// Destroys a synchronised queue.
+#[unsafe(no_mangle)]
+pub extern "C" fn omptarget_rs_remote_queue_destroy(handle: u64) -> c_int {
+    guard(|| {
+        let q = queue(handle)?;
+        if !q.lock().is_empty() {
+            return Err("remote queue destroyed with work in flight".into());
+        }
+        if let Some(slot) = QUEUES.lock().get_mut(handle as usize - 1) {
+            *slot = None;
+        }
+        Ok(())
+    })
+}
+
+impl Client {
+    /// Sends one request without waiting: header, payload, and the
+    /// receives of its reply and data.
+    ///
+    /// # Safety
+    /// `payload` must stay readable and `data_in` writable until the queue
+    /// is synchronised.
+    unsafe fn send_queued(
+        &self,
+        device: u32,
+        code: u64,
+        args: [u64; 5],
+        payload: Option<(*const u8, usize)>,
+        owned: Option<Box<[u8]>>,
+        data_in: Option<(*mut u8, usize)>,
+    ) -> Result<Pending, String> {
+        if self.shut_down.load(Ordering::Acquire) {
+            return Err("remote devices were shut down (process exit)".into());
+        }
+        let (server, d) = self.device(device)?;
+        let si = self.devices[device as usize].server;
+        let what = op::name(code);
+        if let Some(e) = server.dead.lock().clone() {
+            return Err(format!("remote device server rank {}: {what}: not attempted: {e}", server.rank));
+        }
+        let fail = |e: String| format!("remote device server rank {}: {what}: {e}", server.rank);
+        let tag = self.tag();
+        let mut reply = vec![0u8; QUEUED_REPLY_MAX].into_boxed_slice();
+        // SAFETY: the reply box moves into the Pending (its heap block stays put) and lives until the receive completes or is cancelled.
+        let recv = unsafe { Request::recv(reply.as_mut_ptr(), reply.len(), server.rank, tag) }.map_err(fail)?;
+        let mut p = Pending {
+            server: si,
+            what,
+            header: Box::new(wire::header(code, tag, d.device, args)),
+            reply,
+            recv,
+            sends: Vec::new(),
+            _owned: None,
+            data: Vec::new(),
+        };
+        // SAFETY: the header box lives in the Pending.
+        let h = unsafe { Request::send(p.header.as_ptr(), p.header.len(), server.rank, wire::TAG_REQUEST) };
+        match h {
+            Ok(r) => p.sends.push(r),
+            Err(e) => {
+                p.abandon();
+                return Err(fail(e));
+            }
+        }
+        let payload = match &owned {
+            Some(b) => Some((b.as_ptr(), b.len())),
+            None => payload,
+        };
+        p._owned = owned;
+        let mut posted = Ok(());
+        if let Some((ptr, len)) = payload {
+            let mut at = 0;
+            while at < len && posted.is_ok() {
+                let n = (len - at).min(wire::CHUNK);
+                // SAFETY: the caller keeps the payload readable until the queue is synchronised (or it is owned by the Pending).
+                posted = unsafe { Request::send(ptr.add(at), n, server.rank, tag) }.map(|r| p.sends.push(r));
+                at += n;
+            }
+        }
+        if let Some((ptr, len)) = data_in {
+            let mut at = 0;
+            while at < len && posted.is_ok() {
+                let n = (len - at).min(wire::CHUNK);
+                // SAFETY: the caller keeps the buffer writable until the queue is synchronised.
+                posted = unsafe { Request::recv(ptr.add(at), n, server.rank, tag) }.map(|r| p.data.push((r, n)));
+                at += n;
+            }
+        }
+        if let Err(e) = posted {
+            p.abandon();
+            return Err(fail(e));
+        }
+        Ok(p)
+    }
+
+    /// Waits for a queued request to complete; its error, if any.
+    fn complete(&self, mut p: Pending) -> Result<(), String> {
+        let server = &self.servers[p.server];
+        let what = p.what;
+        if let Err(e) = self.wait(server, &mut p.recv, what) {
+            p.abandon();
+            return Err(e);
+        }
+        let got = &p.reply[..p.recv.received];
+        let status = wire::word(got, 0);
+        let failed = status != Some(wire::OK);
+        let text = String::from_utf8_lossy(got.get(16..).unwrap_or_default()).into_owned();
+        let mut result = Ok(());
+        if failed {
+            // No data follows a failure: cancel its receives.
+            for (r, _) in p.data.drain(..) {
+                r.abandon();
+            }
+            result = Err(format!("remote device server rank {}: {what} failed: {text}", server.rank));
+        }
+        while let Some((mut r, n)) = (!p.data.is_empty()).then(|| p.data.remove(0)) {
+            if let Err(e) = self.wait(server, &mut r, what) {
+                r.abandon();
+                p.abandon();
+                return Err(e);
+            }
+            if r.received != n && result.is_ok() {
+                result = Err(format!("remote device server rank {}: {what}: expected {n} bytes, received {}", server.rank, r.received));
+            }
+        }
+        while let Some(mut s) = p.sends.pop() {
+            if let Err(e) = self.wait(server, &mut s, what) {
+                s.abandon();
+                p.abandon();
+                return Err(e);
+            }
+        }
+        result
+    }
+}
+
+impl Pending {
+    /// Gives up on everything still in flight; buffers MPI may still use
+    /// are leaked.
+    fn abandon(self) {
+        let Pending { reply, recv, header, sends, _owned, data, .. } = self;
+        recv.abandon();
+        for s in sends {
+            s.abandon();
+        }
+        for (r, _) in data {
+            r.abandon();
+        }
+        std::mem::forget(reply);
+        std::mem::forget(header);
+        std::mem::forget(_owned);
+    }
+}
+
+fn enqueue(handle: u64, make: impl FnOnce(&Client) -> Result<Pending, String>) -> Result<(), String> {
+    let c = client()?;
+    let q = queue(handle)?;
+    let p = make(c)?;
+    q.lock().push(p);
+    Ok(())
+}
+
+/// Queues a host → device copy.
+///
+/// # Safety
+/// `[src, src+size)` must stay readable until the queue is synchronised.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn omptarget_rs_remote_submit_async(device: u32, dst: u64, src: *const u8, size: u64, q: u64) -> c_int {
+    guard(|| {
+        let n = usize::try_from(size).map_err(|_| "size too large")?;
+        // SAFETY: the caller's contract.
+        enqueue(q, |c| unsafe { c.send_queued(device, op::SUBMIT, [dst, size, 0, 0, 0], Some((src, n)), None, None) })
+    })
+}
+
+/// Queues a device → host copy.
+///
+/// # Safety
+/// `[dst, dst+size)` must stay writable until the queue is synchronised.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn omptarget_rs_remote_retrieve_async(device: u32, dst: *mut u8, src: u64, size: u64, q: u64) -> c_int {
+    guard(|| {
+        let n = usize::try_from(size).map_err(|_| "size too large")?;
+        // SAFETY: the caller's contract.
+        enqueue(q, |c| unsafe { c.send_queued(device, op::RETRIEVE, [src, size, 0, 0, 0], None, None, Some((dst, n))) })
+    })
+}
+
+/// Queues a launch (the arguments are copied).
+///
+/// # Safety
+/// `args` must be readable for `n` `u64`s for the call.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn omptarget_rs_remote_launch_async(
+    device: u32,
+    kernel: u64,
+    args: *const u64,
+    n: u32,
+    teams: u32,
+    threads: u32,
+    tripcount: u64,
+    q: u64,
+) -> c_int {
+    guard(|| {
+        if n > 0 && args.is_null() {
+            return Err("null arguments".into());
+        }
+        let bytes: Box<[u8]> = if n == 0 {
+            Box::new([])
+        } else {
+            // SAFETY: n readable u64s, viewed as bytes for the copy.
+            unsafe { std::slice::from_raw_parts(args.cast::<u8>(), n as usize * 8) }.into()
+        };
+        let dims = u64::from(teams) | (u64::from(threads) << 32);
+        // SAFETY: the payload is owned by the request.
+        enqueue(q, |c| unsafe { c.send_queued(device, op::LAUNCH, [kernel, n.into(), dims, tripcount, 0], None, Some(bytes), None) })
+    })
+}
+
+/// Waits for everything queued (`wait` 1) or asks whether it completed
+/// (`wait` 0, `done` written); returns the first failure of the queued
+/// requests. Completed requests leave the queue either way.
+///
+/// # Safety
+/// `done` must be writable or null.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn omptarget_rs_remote_queue_sync(q: u64, wait: u32, done: *mut u32) -> c_int {
+    guard(|| {
+        let c = client()?;
+        let queue = queue(q)?;
+        let mut pending = queue.lock();
+        if wait == 0 {
+            // Query: done when every reply and data receive has arrived.
+            let mut all = true;
+            for p in pending.iter_mut() {
+                let ready = p.recv.test()? && p.data.iter_mut().all(|(r, _)| r.test().unwrap_or(true));
+                if !ready {
+                    all = false;
+                    break;
+                }
+            }
+            if !done.is_null() {
+                // SAFETY: checked non-null; the caller passes a writable u32.
+                unsafe { *done = u32::from(all) };
+            }
+            if !all {
+                return Ok(());
+            }
+        }
+        let mut first = Ok(());
+        for p in pending.drain(..) {
+            let r = c.complete(p);
+            if first.is_ok() {
+                first = r;
+            }
+        }
+        first
+    })
+}

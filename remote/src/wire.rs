@@ -123,6 +123,11 @@ pub struct Request {
     pub received: usize,
 }
 
+// SAFETY: an MPI request handle may be tested, cancelled and freed from any
+// thread under MPI_THREAD_MULTIPLE (which both sides require at start); a
+// Request is used by one thread at a time (it is owned, or behind a lock).
+unsafe impl Send for Request {}
+
 impl Request {
     /// Starts sending `len` bytes at `ptr` (≤ [`CHUNK`]).
     ///

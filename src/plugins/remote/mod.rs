@@ -14,7 +14,7 @@
 //!
 //! `OMPTARGET_RS_REMOTE=0` turns the plugin off.
 
-use super::{AllocKind, DeviceProperties, DeviceType, ImageHandle, KernelHandle, LaunchDims, Plugin};
+use super::{AllocKind, DeviceProperties, DeviceType, EventHandle, ImageHandle, KernelHandle, LaunchDims, Plugin, QueueHandle};
 use crate::base::error::{OffloadError, Result};
 use crate::base::image::{elf_ident, machine};
 use std::ffi::{c_char, c_int};
@@ -37,6 +37,11 @@ driver_table! {
         required fn omptarget_rs_remote_symbol(device: u32, image: u64, name: *const u8, len: usize, global: u32, size: u64, result: *mut u64) -> c_int;
         required fn omptarget_rs_remote_launch(device: u32, kernel: u64, args: *const u64, n: u32, teams: u32, threads: u32, tripcount: u64) -> c_int;
         required fn omptarget_rs_remote_shutdown() -> c_int;
+        required fn omptarget_rs_remote_queue_create(handle: *mut u64) -> c_int;
+        required fn omptarget_rs_remote_submit_async(device: u32, dst: u64, src: *const u8, size: u64, q: u64) -> c_int;
+        required fn omptarget_rs_remote_retrieve_async(device: u32, dst: *mut u8, src: u64, size: u64, q: u64) -> c_int;
+        required fn omptarget_rs_remote_launch_async(device: u32, kernel: u64, args: *const u64, n: u32, teams: u32, threads: u32, tripcount: u64, q: u64) -> c_int;
+        required fn omptarget_rs_remote_queue_sync(q: u64, wait: u32, done: *mut u32) -> c_int;
     }
 }
 
@@ -73,6 +78,8 @@ struct Remote {
 #[derive(Default)]
 pub struct RemotePlugin {
     state: OnceLock<Option<Remote>>,
+    /// Queues given back, for the next `queue_acquire`.
+    free_queues: parking_lot::Mutex<Vec<QueueHandle>>,
 }
 
 /// Called at exit (registered once the servers answered): shuts the
@@ -335,6 +342,89 @@ impl Plugin for RemotePlugin {
             },
             "launch",
         )
+    }
+
+    // Queues: requests sent one after the other without waiting for their
+    // replies (the client library keeps them in flight, in order); a
+    // synchronisation waits for all of them. Events synchronise their queue
+    // when recorded, so waiting for one has nothing left to wait for.
+    fn has_queues(&self) -> bool {
+        true
+    }
+
+    fn queue_acquire(&self, _device: usize) -> Result<QueueHandle> {
+        if let Some(q) = self.free_queues.lock().pop() {
+            return Ok(q);
+        }
+        let r = self.remote()?;
+        let mut q = 0u64;
+        // SAFETY: q is writable.
+        r.lib.check(unsafe { (r.lib.omptarget_rs_remote_queue_create)(&mut q) }, "queue create")?;
+        Ok(q)
+    }
+
+    fn queue_synchronize(&self, _device: usize, queue: QueueHandle) -> Result<()> {
+        let r = self.remote()?;
+        // SAFETY: done may be null when waiting.
+        r.lib.check(unsafe { (r.lib.omptarget_rs_remote_queue_sync)(queue, 1, std::ptr::null_mut()) }, "queue synchronize")
+    }
+
+    fn queue_query(&self, _device: usize, queue: QueueHandle) -> Result<bool> {
+        let r = self.remote()?;
+        let mut done = 0u32;
+        // SAFETY: done is writable.
+        r.lib.check(unsafe { (r.lib.omptarget_rs_remote_queue_sync)(queue, 0, &mut done) }, "queue query")?;
+        Ok(done != 0)
+    }
+
+    fn queue_release(&self, _device: usize, queue: QueueHandle) {
+        self.free_queues.lock().push(queue);
+    }
+
+    unsafe fn submit_async(&self, device: usize, dst: u64, src: usize, size: u64, queue: QueueHandle) -> Result<()> {
+        let r = self.remote()?;
+        // SAFETY: the caller keeps [src, src+size) readable until the queue is synchronised (trait contract).
+        let rc = unsafe { (r.lib.omptarget_rs_remote_submit_async)(dev32(device), dst, src as *const u8, size, queue) };
+        r.lib.check(rc, "copy to device")
+    }
+
+    unsafe fn retrieve_async(&self, device: usize, dst: usize, src: u64, size: u64, queue: QueueHandle) -> Result<()> {
+        let r = self.remote()?;
+        // SAFETY: the caller keeps [dst, dst+size) writable until the queue is synchronised (trait contract).
+        let rc = unsafe { (r.lib.omptarget_rs_remote_retrieve_async)(dev32(device), dst as *mut u8, src, size, queue) };
+        r.lib.check(rc, "copy from device")
+    }
+
+    fn launch_async(
+        &self,
+        device: usize,
+        kernel: KernelHandle,
+        _name: &str,
+        args: &[u64],
+        dims: &LaunchDims,
+        queue: QueueHandle,
+    ) -> Result<()> {
+        let r = self.remote()?;
+        let n = u32::try_from(args.len()).map_err(|_| OffloadError::InvalidArgument("too many kernel arguments".into()))?;
+        // SAFETY: args is readable for n words during the call (the library copies them).
+        let rc = unsafe {
+            (r.lib.omptarget_rs_remote_launch_async)(
+                dev32(device),
+                kernel,
+                args.as_ptr(),
+                n,
+                dims.teams[0],
+                dims.threads[0],
+                dims.tripcount,
+                queue,
+            )
+        };
+        r.lib.check(rc, "launch")
+    }
+
+    fn event_record(&self, device: usize, queue: QueueHandle) -> Result<EventHandle> {
+        self.queue_synchronize(device, queue)?;
+        Ok(1)
     }
 
     fn compute_unit_kind(&self, device: usize) -> String {
