@@ -46,7 +46,7 @@ export OMPI_MCA_btl=self,vader OMPI_MCA_mpi_yield_when_idle=1
 MPIRUN=(timeout 120 mpirun --allow-run-as-root --oversubscribe)
 OFFLOAD=(-fopenmp -fopenmp-targets=x86_64-unknown-linux-gnu)
 DIFF=(always_delete_release array_section attach_through_param_pointer enter_exit_data hold implicit_map
-  pointer_attach target_data zero_length_sections refcount_steps)
+  pointer_attach target_data zero_length_sections refcount_steps nowait_shared_input_release nowait_taskwait)
 
 set -e
 for p in basic threads kill; do
