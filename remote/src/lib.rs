@@ -694,10 +694,13 @@ struct Pending {
     data: Vec<(Request, usize)>,
 }
 
-/// Queues by handle (index + 1); `None`: free slot.
-static QUEUES: Mutex<Vec<Option<std::sync::Arc<Mutex<Vec<Pending>>>>>> = Mutex::new(Vec::new());
+/// One queue: its requests in flight, in order.
+type QueueRef = std::sync::Arc<Mutex<Vec<Pending>>>;
 
-fn queue(handle: u64) -> Result<std::sync::Arc<Mutex<Vec<Pending>>>, String> {
+/// Queues by handle (index + 1); `None`: free slot.
+static QUEUES: Mutex<Vec<Option<QueueRef>>> = Mutex::new(Vec::new());
+
+fn queue(handle: u64) -> Result<QueueRef, String> {
     let qs = QUEUES.lock();
     usize::try_from(handle)
         .ok()
