@@ -11,7 +11,9 @@
 #     libhsa-runtime64-1 (the AMDGPU no-driver test), valgrind, gdb
 #     (reliability checks), build-essential (cc, nm), python3 and
 #     python3-pip (c-tests/gpu-images.sh downloads ptxas wheels with pip),
-#     curl and ca-certificates (rustup, pip);
+#     curl and ca-certificates (rustup, pip), openmpi-bin, libopenmpi-dev
+#     and libclang-dev (remote devices over MPI: c-tests/mpi, the remote/
+#     workspace crate, whose mpi-sys runs bindgen);
 #   the Rust toolchain: rustup with the default (stable) toolchain, rustfmt
 #     and clippy, installed with rustup's installer when cargo is missing;
 #     the nightly toolchain with miri and rust-src (c-tests/reliability/
@@ -35,7 +37,8 @@ say() { echo "setup: $*"; }
 
 # --- apt packages ---
 pkgs=(clang-22 lld-22 llvm-22 libomp-22-dev liboffload-22 liboffload-22-dev)
-[ $example = 1 ] || pkgs+=(libhsa-runtime64-1 valgrind gdb build-essential python3 python3-pip curl ca-certificates)
+[ $example = 1 ] || pkgs+=(libhsa-runtime64-1 valgrind gdb build-essential python3 python3-pip curl ca-certificates
+  openmpi-bin libopenmpi-dev libclang-dev)
 installed=$(dpkg-query -W -f='${Package} ${Status}\n' "${pkgs[@]}" 2>/dev/null | awk '$NF == "installed" {print $1}' || true)
 missing=()
 for p in "${pkgs[@]}"; do

@@ -37,11 +37,15 @@ bash c-tests/stress/map-race.sh 200 50
 # compiled against LLVM 22.1's OffloadAPI.h; differential against its library.
 bash c-tests/offload/run.sh
 bash bench/offload/run.sh --smoke
+# Remote devices over MPI (the remote/ workspace crate): OpenMP and ol*
+# programs as rank 0 of MPMD jobs with omptarget-rs-device server ranks.
+cargo clippy --release --workspace --all-targets -- -D warnings
+bash c-tests/mpi/run.sh
 # Interop objects and kernel-language launches on the stand-ins.
 bash c-tests/interop/run.sh
 # Kernel record/replay on mock-cuda, replayed with llvm-omp-kernel-replay-22.
 bash c-tests/record-replay/run.sh
-# Reliability: Fork with threads offloading, gdb on an offloading
+# Reliability: fork with threads offloading, gdb on an offloading
 # program, bad input, dlopen/dlclose cycles, teardown with work in flight,
 # thread stress (short CI modes; --long for the full figures).
 bash c-tests/reliability/run.sh

@@ -1,5 +1,5 @@
-//! Entry points for the coverage-guided fuzz targets in `tests/fuzz` (issue
-//! 14): one function per parser of untrusted bytes, each running the real
+//! Entry points for the coverage-guided fuzz targets in `tests/fuzz`: one
+//! function per parser of untrusted bytes, each running the real
 //! parser the way the runtime does and checking what a parser must
 //! guarantee (ranges inside the input, counts that fit it). A parser may
 //! reject any input; it must never panic, read out of bounds, or allocate

@@ -39,6 +39,14 @@ const APART: &[(&str, &str)] = &[
     ("plugins/gpu", "plugins/host"),
     ("c_api/openmp", "c_api/liboffload"),
     ("c_api/liboffload", "c_api/openmp"),
+    ("plugins/remote", "plugins/host"),
+    ("plugins/remote", "plugins/cuda"),
+    ("plugins/remote", "plugins/amdgpu"),
+    ("plugins/remote", "plugins/gpu"),
+    ("plugins/host", "plugins/remote"),
+    ("plugins/cuda", "plugins/remote"),
+    ("plugins/amdgpu", "plugins/remote"),
+    ("plugins/gpu", "plugins/remote"),
 ];
 
 fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {

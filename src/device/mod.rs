@@ -29,6 +29,7 @@ use crate::base::fork::{ForkLocks, Participant};
 use crate::plugins::amdgpu::AmdgpuPlugin;
 use crate::plugins::cuda::CudaPlugin;
 use crate::plugins::host::HostPlugin;
+use crate::plugins::remote::RemotePlugin;
 use crate::plugins::{DeviceProperties, Plugin};
 use parking_lot::Mutex;
 use std::sync::atomic::{AtomicPtr, AtomicUsize, Ordering};
@@ -223,11 +224,14 @@ impl Participant for Registry {
 
 impl Registry {
     fn new() -> Self {
-        // LLVM's plugin order in this build: host, CUDA, AMDGPU.
+        // LLVM's plugin order in this build: host, CUDA, AMDGPU; then the
+        // devices of MPI server ranks, which only exist on rank 0
+        // of an MPI job with servers.
         let host: &'static dyn Plugin = Box::leak(Box::new(HostPlugin::default()));
         let cuda: &'static dyn Plugin = Box::leak(Box::new(CudaPlugin::default()));
         let amdgpu: &'static dyn Plugin = Box::leak(Box::new(AmdgpuPlugin::default()));
-        let plugins = vec![host, cuda, amdgpu];
+        let remote: &'static dyn Plugin = Box::leak(Box::new(RemotePlugin::default()));
+        let plugins = vec![host, cuda, amdgpu, remote];
         Registry { plugin_devices: Mutex::new(vec![None; plugins.len()]), plugins, expose_lock: Mutex::new(()) }
     }
 

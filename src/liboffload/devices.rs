@@ -52,6 +52,7 @@ fn host_model_backend(plugin: &str) -> (u32, &'static str, &'static str) {
     match plugin {
         "cuda" => (1, "CUDA", "NVIDIA Corporation"),
         "amdgpu" => (2, "AMDGPU", "AMD"),
+        "remote" => (UNKNOWN_BACKEND, "remote", "omptarget-rs"),
         _ => (HOST_BACKEND, "x86_64", "omptarget-rs"),
     }
 }
@@ -155,6 +156,7 @@ fn discover() -> Topology {
         let (backend, name, vendor) = match first.plugin.name() {
             "cuda" => (1, "CUDA", "NVIDIA Corporation"),
             "amdgpu" => (2, "AMDGPU", "AMD"),
+            "remote" => (UNKNOWN_BACKEND, "remote", "omptarget-rs"),
             _ => (UNKNOWN_BACKEND, "x86_64", "omptarget-rs"),
         };
         let platform =

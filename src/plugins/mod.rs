@@ -9,6 +9,7 @@ pub mod amdgpu;
 pub mod cuda;
 pub mod gpu;
 pub mod host;
+pub mod remote;
 
 use crate::base::error::Result;
 

@@ -1,0 +1,135 @@
+#!/usr/bin/env bash
+# c-tests/mpi/run.sh - remote devices over MPI.
+#
+# Builds the workspace (cargo build --release --workspace: the runtime, the
+# remote library and target/release/omptarget-rs-device), compiles the
+# programs here and some of c-tests/omp with clang-22, and runs them as
+# rank 0 of MPMD jobs
+#   mpirun --allow-run-as-root --oversubscribe -np 1 PROG : -np N omptarget-rs-device
+# with our runtime first on the library path (libomptarget.so.22.1 and
+# libLLVMOffload.so.22.1 -> target/release/libomptarget_rs.so):
+#   basic.c     every device, local and remote, computes (regions, a global,
+#               omp_target_alloc/memcpy both ways and on the device): 2 server
+#               ranks with 4 devices each, then with 2 each (--devices 2)
+#   c-tests/omp programs that use the default device, with OMP_DEFAULT_DEVICE
+#               set to the first remote device: same stdout as their .expected
+#               (LLVM 22.1's output on a local device)
+#   ol.c        ol* on every remote CPU device (program, memory, queue, kernels,
+#               a global)
+#   threads.c   8 threads offloading to 8 remote devices at once
+#   kill.c      a server killed mid-run (--die-after): a clear error naming
+#               its rank within the timeout, the local devices and the other
+#               server keep working (mpirun --enable-recovery, without which
+#               Open MPI ends the whole job when a rank dies)
+#   plain runs  the program without mpirun, and alone in an mpirun, sees only
+#               its local devices
+# Prints PASS/FAIL per check and "N passed, M failed"; exit 1 on failure.
+# Prints SKIP and exits 0 when mpirun or Open MPI's headers are missing.
+set -uo pipefail
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+cd "$ROOT"
+if ! command -v mpirun >/dev/null || ! command -v mpicc >/dev/null; then
+  echo "SKIP: mpirun/mpicc not installed (apt-get install openmpi-bin libopenmpi-dev)"
+  exit 0
+fi
+cargo build --release --workspace -q || exit 2
+REL=$ROOT/target/release
+SERVER=$REL/omptarget-rs-device
+O=$ROOT/target/mpi-tests
+S=$ROOT/c-tests/mpi
+mkdir -p "$O/lib"
+ln -sf "$REL/libomptarget_rs.so" "$O/lib/libomptarget.so.22.1"
+ln -sf "$REL/libomptarget_rs.so" "$O/lib/libLLVMOffload.so.22.1"
+export LD_LIBRARY_PATH=$O/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+# Quiet and quick on one machine: shared memory only, no idle spinning.
+export OMPI_MCA_btl=self,vader OMPI_MCA_mpi_yield_when_idle=1
+MPIRUN=(timeout 120 mpirun --allow-run-as-root --oversubscribe)
+OFFLOAD=(-fopenmp -fopenmp-targets=x86_64-unknown-linux-gnu)
+DIFF=(always_delete_release array_section attach_through_param_pointer enter_exit_data hold implicit_map
+  pointer_attach target_data zero_length_sections refcount_steps nowait_shared_input_release nowait_taskwait)
+
+set -e
+for p in basic threads kill; do
+  clang-22 -O2 -Wall "${OFFLOAD[@]}" "$S/$p.c" -o "$O/$p"
+done
+for p in "${DIFF[@]}"; do
+  clang-22 -O2 -g -Wall -Wno-unknown-pragmas "${OFFLOAD[@]}" "$ROOT/c-tests/omp/$p.c" -o "$O/$p"
+done
+HAVE_OL=0
+if [ -f /usr/lib/llvm-22/include/offload/OffloadAPI.h ]; then
+  clang-22 -O1 -shared -fPIC "$ROOT/c-tests/offload/kernel.c" -o "$O/kernel.so"
+  clang-22 -Wall -Wextra -Werror -I/usr/lib/llvm-22/include "$S/ol.c" -L/usr/lib/llvm-22/lib -lLLVMOffload -o "$O/ol"
+  HAVE_OL=1
+fi
+set +e
+
+pass=0 fail=0
+ok() { echo "PASS  $1"; pass=$((pass + 1)); }
+bad() { echo "FAIL  $1"; fail=$((fail + 1)); [ -f "${2:-}" ] && sed 's/^/      | /' "$2" | tail -n 25; }
+has() { grep -qF -- "$2" "$1"; }
+
+# 1. basic.c: 2 servers x 4 devices (the host plugin's), then x 2.
+"${MPIRUN[@]}" -np 1 "$O/basic" : -np 2 "$SERVER" >"$O/basic.out" 2>&1
+rc=$?
+if [ $rc = 0 ] && has "$O/basic.out" "devices 12" && [ "$(grep -c "^device .*: ok$" "$O/basic.out")" = 12 ] && [ "$(tail -n 1 "$O/basic.out")" = ok ]; then
+  ok "basic.c: 4 local + 2 server ranks x 4 devices, every device computes"
+else bad "basic.c, 2 servers x 4 devices (exit $rc)" "$O/basic.out"; fi
+"${MPIRUN[@]}" -np 1 "$O/basic" : -np 2 "$SERVER" --devices 2 >"$O/basic2.out" 2>&1
+rc=$?
+if [ $rc = 0 ] && has "$O/basic2.out" "devices 8" && [ "$(grep -c "^device .*: ok$" "$O/basic2.out")" = 8 ]; then
+  ok "basic.c: 2 server ranks x 2 devices (--devices 2)"
+else bad "basic.c, 2 servers x 2 devices (exit $rc)" "$O/basic2.out"; fi
+
+# 2. the differential programs on a remote device (device 4, rank 1's first).
+for p in "${DIFF[@]}"; do
+  OMP_DEFAULT_DEVICE=4 "${MPIRUN[@]}" -x OMP_DEFAULT_DEVICE -np 1 "$O/$p" : -np 1 "$SERVER" --devices 1 >"$O/$p.out" 2>"$O/$p.err"
+  rc=$?
+  if [ $rc = "$(cat "$ROOT/c-tests/omp/$p.exit" 2>/dev/null || echo 0)" ] && diff -q "$O/$p.out" "$ROOT/c-tests/omp/$p.expected" >/dev/null; then
+    ok "$p on remote device 4: same output as LLVM 22.1 locally"
+  else
+    diff "$O/$p.out" "$ROOT/c-tests/omp/$p.expected" >"$O/$p.diff" 2>&1
+    cat "$O/$p.err" >>"$O/$p.diff"
+    bad "$p on remote device 4 (exit $rc)" "$O/$p.diff"
+  fi
+done
+
+# 3. ol* on the remote CPU devices.
+if [ $HAVE_OL = 1 ]; then
+  "${MPIRUN[@]}" -np 1 "$O/ol" "$O/kernel.so" : -np 2 "$SERVER" --devices 2 >"$O/ol.out" 2>&1
+  rc=$?
+  if [ $rc = 0 ] && has "$O/ol.out" "remote devices 4" && has "$O/ol.out" "name has rank: yes" && [ "$(tail -n 1 "$O/ol.out")" = ok ]; then
+    ok "ol.c: ol* program, memory, queue, kernels and a global on 4 remote CPU devices"
+  else bad "ol.c (exit $rc)" "$O/ol.out"; fi
+else
+  echo "SKIP  ol.c: liboffload-22-dev not installed"
+fi
+
+# 4. 8 threads at once on the 8 remote devices.
+"${MPIRUN[@]}" -np 1 "$O/threads" 4 8 : -np 2 "$SERVER" >"$O/threads.out" 2>&1
+rc=$?
+if [ $rc = 0 ] && [ "$(tail -n 1 "$O/threads.out")" = ok ]; then
+  ok "threads.c: 8 threads x 40 regions on 8 remote devices at once"
+else bad "threads.c (exit $rc)" "$O/threads.out"; fi
+
+# 5. a server killed mid-run.
+start=$(date +%s)
+OMPTARGET_RS_REMOTE_TIMEOUT=2 OMPTARGET_RS_REMOTE_PING=0.2 "${MPIRUN[@]}" --enable-recovery -x OMPTARGET_RS_REMOTE_TIMEOUT -x OMPTARGET_RS_REMOTE_PING \
+  -np 1 "$O/kill" 4 : -np 1 "$SERVER" --devices 1 : -np 1 "$SERVER" --devices 1 --die-after 12 >"$O/kill.out" 2>&1
+rc=$?
+took=$(($(date +%s) - start))
+if has "$O/kill.out" "dying server: failed with an error" && has "$O/kill.out" "server rank 2 did not answer" &&
+  has "$O/kill.out" "again: refused" && has "$O/kill.out" "local device 0: ok" && has "$O/kill.out" "remote device 4 (rank 1): ok" && [ $took -lt 60 ]; then
+  ok "kill.c: server rank 2 killed mid-run: error naming rank 2 after ${took} s, local and rank 1 devices keep working"
+else bad "kill.c (exit $rc, ${took} s)" "$O/kill.out"; fi
+
+# 6. no servers: only the local devices (without mpirun, and alone in mpirun).
+"$O/basic" >"$O/plain.out" 2>&1
+rc=$?
+"${MPIRUN[@]}" -np 1 "$O/basic" >"$O/alone.out" 2>&1
+rc2=$?
+if [ $rc = 0 ] && [ $rc2 = 0 ] && has "$O/plain.out" "devices 4" && has "$O/alone.out" "devices 4"; then
+  ok "no servers: the local devices only, with and without mpirun"
+else bad "no servers (exit $rc, $rc2)" "$O/plain.out"; cat "$O/alone.out"; fi
+
+echo "$pass passed, $fail failed"
+[ $fail = 0 ]
