@@ -18,6 +18,10 @@
 # "N passed, N failed, N skipped"; exit 1 when a test fails.
 #
 #   OFFLOAD_UNITTESTS_SRC=DIR  the sources
+#   OFFLOAD_UNITTESTS_GROUPS="memory queue"  only these folders
+#   OFFLOAD_UNITTESTS_ONE_WORK_ITEM=1  the launch tests with one work item
+#                              per group and one group (CPU devices run no
+#                              more), checking what they check for that item
 #   GTEST_FILTER=...           passed on to every program
 set -uo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -62,8 +66,15 @@ pass=0 fail=0 skip=0 broken=0
 for d in "$SRC"/*/; do
   g=$(basename "$d")
   case $g in common | device_code) continue ;; esac
+  [ -n "${OFFLOAD_UNITTESTS_GROUPS:-}" ] && [[ " $OFFLOAD_UNITTESTS_GROUPS " != *" $g "* ]] && continue
   ls "$d"*.cpp >/dev/null 2>&1 || continue
   mkdir -p "$O/src/$g" && cp "$d"*.cpp "$O/src/$g/"
+  if [ -n "${OFFLOAD_UNITTESTS_ONE_WORK_ITEM:-}" ]; then
+    # Launch with the CPU devices' one work item (and one group) and check
+    # what each test checks for that item.
+    sed -i 's/GroupSize = {64, 1, 1};/GroupSize = {1, 1, 1};/; s/NumGroups.x = 4;/NumGroups.x = 1;/
+      s/i < 64; i++/i < LaunchArgs.GroupSize.x; i++/' "$O/src/$g/"*.cpp
+  fi
   cp "$d"*.hpp "$O/src/$g/" 2>/dev/null
   env=$O/env.o
   [ "$g" = init ] && env=$O/env-nowrap.o
