@@ -71,9 +71,10 @@ for d in "$SRC"/*/; do
   mkdir -p "$O/src/$g" && cp "$d"*.cpp "$O/src/$g/"
   if [ -n "${OFFLOAD_UNITTESTS_ONE_WORK_ITEM:-}" ]; then
     # Launch with the CPU devices' one work item (and one group) and check
-    # what each test checks for that item.
-    sed -i 's/GroupSize = {64, 1, 1};/GroupSize = {1, 1, 1};/; s/NumGroups.x = 4;/NumGroups.x = 1;/
-      s/i < 64; i++/i < LaunchArgs.GroupSize.x; i++/' "$O/src/$g/"*.cpp
+    # what each test checks for that item; buffers keep their 64 entries.
+    sed -i 's/LaunchArgs.GroupSize.x \* sizeof/64 * sizeof/
+      s/GroupSize = {64, 1, 1};/GroupSize = {1, 1, 1};/; s/NumGroups.x = 4;/NumGroups.x = 1;/
+      s/\([iI]\) < 64; \1++/\1 < LaunchArgs.GroupSize.x; \1++/' "$O/src/$g/"*.cpp
   fi
   cp "$d"*.hpp "$O/src/$g/" 2>/dev/null
   env=$O/env.o
@@ -89,7 +90,13 @@ for d in "$SRC"/*/; do
   p=$(grep -c '^\[       OK \]' "$O/$g.out")
   f=$(grep -c '^\[  FAILED  \] .* ms)$' "$O/$g.out")
   s=$(grep -c '^\[  SKIPPED \] .* ms)$' "$O/$g.out")
-  [ $rc -eq 124 ] && { echo "TIMEOUT $g (last: $(grep '^\[ RUN' "$O/$g.out" | tail -1))"; f=$((f + 1)); }
+  if [ $rc -eq 124 ]; then
+    echo "TIMEOUT $g (last: $(grep '^\[ RUN' "$O/$g.out" | tail -1))"
+    f=$((f + 1))
+  elif [ $rc -ne 0 ] && [ "$f" -eq 0 ]; then
+    echo "CRASH $g (exit $rc; last: $(grep '^\[ RUN' "$O/$g.out" | tail -1))"
+    f=$((f + 1))
+  fi
   echo "$g: $p passed, $f failed, $s skipped"
   grep '^\[  FAILED  \] .* ms)$' "$O/$g.out" | sed 's/, where GetParam.*//; s/^\[  FAILED  \]/  FAILED/'
   pass=$((pass + p)) fail=$((fail + f)) skip=$((skip + s))

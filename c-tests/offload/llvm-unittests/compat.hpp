@@ -22,3 +22,22 @@ inline ol_result_t olMemAlloc(OlUnittestNoContext, ol_device_handle_t Device,
 inline ol_result_t olMemFree(OlUnittestNoContext, void *Ptr) {
   return olMemFree(Ptr);
 }
+
+// Non-fatal forms of the fixtures' ASSERT_SUCCESS and ASSERT_ERROR, which
+// later fixtures define.
+#ifndef EXPECT_SUCCESS
+#define EXPECT_SUCCESS(ACTUAL)                                                 \
+  do {                                                                         \
+    ol_result_t Res = ACTUAL;                                                  \
+    if (Res && Res->Code != OL_ERRC_SUCCESS)                                   \
+      ADD_FAILURE() << #ACTUAL " returned " << Res->Code << ": "               \
+                    << Res->Details;                                           \
+  } while (0)
+#endif
+#ifndef EXPECT_ERROR
+#define EXPECT_ERROR(EXPECTED, ACTUAL)                                         \
+  do {                                                                         \
+    ol_result_t Res = ACTUAL;                                                  \
+    EXPECT_TRUE(Res && (Res->Code == EXPECTED));                               \
+  } while (0)
+#endif
