@@ -9,6 +9,8 @@
 //   - a host function that waits for its own queue gets an error, not a hang;
 //   - a destroyed queue's pending work and events stay valid;
 //   - 8 threads, each with its own queue, copy, launch and call back at once;
+//   - olMemFree and olDestroyProgram wait for queued device work, not for a
+//     host function blocked until the caller releases it afterwards;
 //   - olShutDown with work in flight finishes it.
 // Prints "ok N checks" on success; any failure prints FAIL and exits 1.
 #include <pthread.h>
@@ -221,7 +223,26 @@ int main(int argc, char **argv) {
   for (int i = 0; i < 8; ++i) pthread_join(t[i], NULL);
   for (int i = 0; i < 8; ++i) TRUE(atomic_load(&called[i]) == 50);
 
-  // 7. olShutDown with work in flight finishes it.
+  // 7. Freeing memory and destroying a program wait for queued copies and
+  // launches, not for host functions queued after them: a host function
+  // blocked until this thread releases it, after the free and the destroy,
+  // does not deadlock them.
+  atomic_store(&released, 0); atomic_store(&entered, 0); atomic_store(&order_pos, 0);
+  ol_program_handle_t prog2;
+  OK(olCreateProgram(cpu, img, size, &prog2));
+  int64_t *dev2;
+  OK(olMemAlloc(cpu, OL_ALLOC_TYPE_DEVICE, 8, (void **)&dev2));
+  OK(olMemcpy(q, dev2, cpu, &src, host, 8));
+  OK(olLaunchHostFunction(q, blocker, NULL));
+  while (!atomic_load(&entered)) usleep(100);
+  OK(olMemFree(dev2));
+  OK(olDestroyProgram(prog2));
+  TRUE(atomic_load(&order_pos) == 0);
+  atomic_store(&released, 1);
+  OK(olSyncQueue(q));
+  TRUE(atomic_load(&order_pos) == 1);
+
+  // 8. olShutDown with work in flight finishes it.
   atomic_store(&released, 0); atomic_store(&entered, 0); atomic_store(&order_pos, 0);
   OK(olLaunchHostFunction(q, blocker, NULL));
   OK(olLaunchHostFunction(q, after, (void *)5));

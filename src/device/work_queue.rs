@@ -47,6 +47,9 @@ struct State {
     enqueued: u64,
     /// Operations completed, all of them up to this number.
     completed: u64,
+    /// The number of the last device operation enqueued (copies, fills,
+    /// launches: what may use memory or a program; 0: none).
+    last_device: u64,
     /// The operation the worker has taken out and runs (0: none).
     running: u64,
     /// First failure of an operation since the last synchronisation.
@@ -222,6 +225,9 @@ impl Shared {
         }
         st.enqueued += 1;
         let seq = st.enqueued;
+        if matches!(op, Op::Device(_)) {
+            st.last_device = seq;
+        }
         st.ops.push_back((seq, op));
         drop(st);
         self.work.notify_one();
@@ -371,12 +377,17 @@ pub fn any_busy() -> bool {
     *BUSY.lock() != 0
 }
 
-/// Waits until every queue completed what was enqueued before this call:
-/// freeing memory or unloading a program first lets work that may still use
-/// them finish (the implicit synchronisation of `cuMemFree`; a queue of
-/// one device may copy to or from another's memory, so all are waited for).
-/// The calling thread's own queue, when it is a queue's thread, is not
-/// waited for (its earlier work is done, its later work comes after).
+/// Waits until every queue completed the device work (copies, fills,
+/// launches) enqueued before this call: freeing memory or unloading a
+/// program first lets work that may still use them finish (the implicit
+/// synchronisation of `cuMemFree`; a queue of one device may copy to or
+/// from another's memory, so all are waited for). Host functions enqueued
+/// after a queue's last device work are not waited for: they are the
+/// caller's code, and one may well wait for something this thread does
+/// later (a host function blocked until the caller triggers it would
+/// otherwise deadlock a free or a program's destruction). The calling
+/// thread's own queue, when it is a queue's thread, is not waited for (its
+/// earlier work is done, its later work comes after).
 pub fn drain_all() {
     if !any_busy() {
         return;
@@ -384,7 +395,7 @@ pub fn drain_all() {
     let me = WORKER_OF.with(std::cell::Cell::get);
     let live: Vec<Arc<Shared>> = LIVE.lock().iter().filter_map(Weak::upgrade).collect();
     for s in live.iter().filter(|s| Arc::as_ptr(s) as usize != me) {
-        let target = s.state.lock().enqueued;
+        let target = s.state.lock().last_device;
         let _ = s.wait_until(target);
     }
 }

@@ -1,0 +1,2 @@
+// CPU-device counterpart of the tests' "noargs" kernel.
+void noargs(void) {}
