@@ -308,7 +308,7 @@ fi
 lines() { [ -f "$1" ] && grep -v '^[[:space:]]*#' "$1" | grep -v '^[[:space:]]*$' || true; }
 if [ -f "$SUITE/programs.txt" ]; then
   # The programs need libomp.so.5; the carried copy only where the machine has none.
-  if ! ldconfig -p 2>/dev/null | grep -q 'libomp\.so\.5 ' && [ -f "$SUITE/libomp.so.5" ]; then
+  if ! ldconfig -p 2>/dev/null | grep 'libomp\.so\.5 ' >/dev/null && [ -f "$SUITE/libomp.so.5" ]; then
     ln -sf "$(readlink -f "$SUITE/libomp.so.5")" "$W/shim/libomp.so.5"
   fi
   while read -r n src; do

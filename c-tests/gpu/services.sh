@@ -75,14 +75,16 @@ rpc_checks() {
   # --- the real images carry the client object the runtime looks for
   local rd=/usr/lib/llvm-22/bin/llvm-readelf
   for img in rpc.sm_90.cubin rpc.gfx90a.hsaco; do
-    if "$rd" -s "$OUT/$img" 2>/dev/null | grep -Eq 'OBJECT +GLOBAL .* __llvm_rpc_client$' &&
+    # grep reads to the end (no -q): under pipefail an early exit would fail
+    # the pipeline with readelf's SIGPIPE.
+    if "$rd" -s "$OUT/$img" 2>/dev/null | grep -E 'OBJECT +GLOBAL .* __llvm_rpc_client$' >/dev/null &&
        [ "$("$rd" -s "$OUT/$img" | awk '$NF=="__llvm_rpc_client"{print $3; exit}')" = 552 ]; then
       ok "$img defines __llvm_rpc_client (552 bytes, LLVM's rpc::Client)"
     else
       bad "$img defines __llvm_rpc_client" "$("$rd" -s "$OUT/$img" 2>&1 | grep rpc_client | head -3)"
     fi
   done
-  if "$rd" -s "$G/kernels/kernels.sm_90.cubin" | grep -q __llvm_rpc_client; then
+  if "$rd" -s "$G/kernels/kernels.sm_90.cubin" | grep __llvm_rpc_client >/dev/null; then
     bad "gpu-images' kernels have no client" "kernels.sm_90.cubin defines __llvm_rpc_client"
   fi
 

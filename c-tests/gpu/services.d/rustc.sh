@@ -48,7 +48,7 @@ if [ ! -f "$LIB" ] || [ ! -e "$G/bin/harness.x86_64" ]; then
   done
   finish
 fi
-if ! "$G/bin/harness.x86_64" --rustc-exact --help 2>&1 | grep -q -- '--kernel-device'; then
+if ! "$G/bin/harness.x86_64" --rustc-exact --help 2>&1 | grep -- '--kernel-device' >/dev/null; then
   # An image build older than --rustc-exact: rebuild it.
   bash "$ROOT/c-tests/gpu-images.sh" "$G" >/dev/null 2>&1
 fi
