@@ -26,7 +26,7 @@
 use parking_lot::{Condvar, Mutex, RwLock};
 use std::cell::RefCell;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicPtr, AtomicU8, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU8, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 /// How long the prepare handler keeps trying before it lets the fork go on.
@@ -260,10 +260,30 @@ pub fn prepare() {
 /// `pthread_atfork` child handler body: resets the locks, then lets every
 /// part forget work that threads which do not exist in the child had in hand.
 pub fn child() {
-    if let Some(mut held) = HELD.with(|h| h.borrow_mut().take()) {
-        held.reset_all();
-    }
+    let Some(mut held) = HELD.with(|h| h.borrow_mut().take()) else {
+        // `prepare` gave up: threads that do not exist here may have held
+        // any runtime lock, so nothing may take one (the parts' clean-up
+        // included). The child is told so by `unusable_in_child`.
+        if REGISTERED.load(Ordering::Acquire) > 0 {
+            FORKED_WITHOUT_LOCKS.store(true, Ordering::Release);
+        }
+        return;
+    };
+    held.reset_all();
     participants().for_each(|p| p.forked_child());
+}
+
+/// Set in a child forked while other threads held the runtime's locks for
+/// longer than [`GIVE_UP`] (see [`prepare`]).
+static FORKED_WITHOUT_LOCKS: AtomicBool = AtomicBool::new(false);
+
+/// Whether this process is a child forked while other threads kept the
+/// runtime's locks busy: its locks may be held by threads that do not exist
+/// here, so an API face refuses its calls with an error instead of waiting
+/// for them forever.
+#[inline]
+pub fn unusable_in_child() -> bool {
+    FORKED_WITHOUT_LOCKS.load(Ordering::Relaxed)
 }
 
 /// `pthread_atfork` parent handler body: releases what `prepare` took.

@@ -81,6 +81,14 @@ pub fn entry_of(
     args: impl FnOnce(&mut String, bool),
     body: impl FnOnce() -> OlResult<()>,
 ) -> OlResultPtr {
+    if crate::base::fork::unusable_in_child() {
+        // No lock may be taken here, interning included: a static record.
+        static FORKED: error::ErrorStruct = error::ErrorStruct {
+            code: errc::UNKNOWN,
+            details: c"this process was forked while other threads kept the offload runtime busy; it cannot be used in the child".as_ptr(),
+        };
+        return &FORKED;
+    }
     let _gen = generation::enter(g);
     let is_init = name.len() == 6 && name == "olInit";
     if !is_init && generation::init_count(g).load(Ordering::Acquire) == 0 {
