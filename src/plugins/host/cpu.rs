@@ -29,8 +29,8 @@ fn read() -> DeviceProperties {
         other => (other.to_owned(), 0),
     };
     // SAFETY: sysconf has no memory-safety preconditions.
-    let (pages, page, cores) =
-        unsafe { (libc::sysconf(libc::_SC_PHYS_PAGES), libc::sysconf(libc::_SC_PAGESIZE), libc::sysconf(libc::_SC_NPROCESSORS_ONLN)) };
+    let sysconf = |name| unsafe { libc::sysconf(name) };
+    let (pages, page, cores) = (sysconf(libc::_SC_PHYS_PAGES), sysconf(libc::_SC_PAGESIZE), sysconf(libc::_SC_NPROCESSORS_ONLN));
     let mhz = field("cpu MHz").and_then(|m| m.parse::<f64>().ok()).map_or(0, |m| m as u32);
     DeviceProperties {
         device_type: DeviceType::Cpu,

@@ -320,10 +320,8 @@ impl Plugin for RemotePlugin {
     fn exchange(&self, src_device: usize, src: u64, dst_device: usize, dst: u64, size: u64) -> Result<()> {
         let r = self.remote()?;
         // SAFETY: plain values; the library checks both devices.
-        r.lib.check(
-            unsafe { (r.lib.omptarget_rs_remote_exchange)(dev32(src_device), src, dev32(dst_device), dst, size) },
-            "device-to-device copy",
-        )
+        let rc = unsafe { (r.lib.omptarget_rs_remote_exchange)(dev32(src_device), src, dev32(dst_device), dst, size) };
+        r.lib.check(rc, "device-to-device copy")
     }
 
     fn memset(&self, device: usize, ptr: u64, value: u8, size: u64) -> Result<()> {
@@ -335,13 +333,10 @@ impl Plugin for RemotePlugin {
     fn launch(&self, device: usize, kernel: KernelHandle, _name: &str, args: &[u64], dims: &LaunchDims) -> Result<()> {
         let r = self.remote()?;
         let n = u32::try_from(args.len()).map_err(|_| OffloadError::InvalidArgument("too many kernel arguments".into()))?;
+        let (teams, threads) = (dims.teams[0], dims.threads[0]);
         // SAFETY: args is readable for n words.
-        r.lib.check(
-            unsafe {
-                (r.lib.omptarget_rs_remote_launch)(dev32(device), kernel, args.as_ptr(), n, dims.teams[0], dims.threads[0], dims.tripcount)
-            },
-            "launch",
-        )
+        let rc = unsafe { (r.lib.omptarget_rs_remote_launch)(dev32(device), kernel, args.as_ptr(), n, teams, threads, dims.tripcount) };
+        r.lib.check(rc, "launch")
     }
 
     // Queues: requests sent one after the other without waiting for their
