@@ -36,9 +36,6 @@ bash c-tests/stress/map-race.sh 200 50
 # Liboffload (the ol* API, libLLVMOffload.so.22.1) on our devices,
 # compiled against LLVM 22.1's OffloadAPI.h; differential against its library.
 bash c-tests/offload/run.sh
-# LLVM's own OffloadAPI gtest unit tests on our CPU devices, when a copy of
-# their sources is at hand (OFFLOAD_UNITTESTS_SRC); SKIP otherwise.
-bash c-tests/offload/llvm-unittests.sh
 bash bench/offload/run.sh --smoke
 # Remote devices over MPI (the remote/ workspace crate): OpenMP and ol*
 # programs as rank 0 of MPMD jobs with omptarget-rs-device server ranks.
