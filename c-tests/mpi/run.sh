@@ -17,9 +17,17 @@
 #   ol.c        ol* on every remote CPU device (program, memory, queue, kernels,
 #               a global)
 #   threads.c   8 threads offloading to 8 remote devices at once
-#   kill.c      a server killed mid-run (--die-after): a clear error naming
-#               its rank within the timeout, the local devices and the other
-#               server keep working (mpirun --enable-recovery, without which
+#   copies.c    40 MiB + 3 bytes there and back on every remote device (in
+#               pieces), chains of device-to-device copies through every
+#               remote device both ways (straight between servers), 8
+#               threads mapping one array to one remote device at once
+#   ol_copies.c the same copies through ol*, with the CUDA stand-in
+#               (target/gpu-images/mock-cuda, built by c-tests/gpu-images.sh)
+#               on the servers: their GPU devices stage through host memory
+#   kill.c      a server killed mid-run (--die-after) in a copy from the
+#               host, in a copy to another server and in one from it: a
+#               clear error naming its rank within the timeout, the local
+#               devices and the other server keep working (mpirun --enable-recovery, without which
 #               Open MPI ends the whole job when a rank dies)
 #   plain runs  the program without mpirun, and alone in an mpirun, sees only
 #               its local devices
@@ -49,7 +57,7 @@ DIFF=(always_delete_release array_section attach_through_param_pointer enter_exi
   pointer_attach target_data zero_length_sections refcount_steps nowait_shared_input_release nowait_taskwait)
 
 set -e
-for p in basic threads kill; do
+for p in basic threads kill copies; do
   clang-22 -O2 -Wall "${OFFLOAD[@]}" "$S/$p.c" -o "$O/$p"
 done
 for p in "${DIFF[@]}"; do
@@ -59,6 +67,7 @@ HAVE_OL=0
 if [ -f /usr/lib/llvm-22/include/offload/OffloadAPI.h ]; then
   clang-22 -O1 -shared -fPIC "$ROOT/c-tests/offload/kernel.c" -o "$O/kernel.so"
   clang-22 -Wall -Wextra -Werror -I/usr/lib/llvm-22/include "$S/ol.c" -L/usr/lib/llvm-22/lib -lLLVMOffload -o "$O/ol"
+  clang-22 -Wall -Wextra -Werror -I/usr/lib/llvm-22/include "$S/ol_copies.c" -L/usr/lib/llvm-22/lib -lLLVMOffload -o "$O/ol_copies"
   HAVE_OL=1
 fi
 set +e
@@ -111,18 +120,45 @@ if [ $rc = 0 ] && [ "$(tail -n 1 "$O/threads.out")" = ok ]; then
   ok "threads.c: 8 threads x 40 regions on 8 remote devices at once"
 else bad "threads.c (exit $rc)" "$O/threads.out"; fi
 
-# 5. a server killed mid-run.
-start=$(date +%s)
-OMPTARGET_RS_REMOTE_TIMEOUT=2 OMPTARGET_RS_REMOTE_PING=0.2 "${MPIRUN[@]}" --enable-recovery -x OMPTARGET_RS_REMOTE_TIMEOUT -x OMPTARGET_RS_REMOTE_PING \
-  -np 1 "$O/kill" 4 : -np 1 "$SERVER" --devices 1 : -np 1 "$SERVER" --devices 1 --die-after 12 >"$O/kill.out" 2>&1
+# 5. large copies, device to device between servers, one array mapped by 8 threads.
+"${MPIRUN[@]}" -np 1 "$O/copies" 4 4 : -np 2 "$SERVER" --devices 2 >"$O/copies.out" 2>&1
 rc=$?
-took=$(($(date +%s) - start))
-if has "$O/kill.out" "dying server: failed with an error" && has "$O/kill.out" "server rank 2 did not answer" &&
-  has "$O/kill.out" "again: refused" && has "$O/kill.out" "local device 0: ok" && has "$O/kill.out" "remote device 4 (rank 1): ok" && [ $took -lt 60 ]; then
-  ok "kill.c: server rank 2 killed mid-run: error naming rank 2 after ${took} s, local and rank 1 devices keep working"
-else bad "kill.c (exit $rc, ${took} s)" "$O/kill.out"; fi
+if [ $rc = 0 ] && [ "$(grep -c ": ok$" "$O/copies.out")" = 7 ] && [ "$(tail -n 1 "$O/copies.out")" = ok ]; then
+  ok "copies.c: 40 MiB + 3 on 4 remote devices, chains between servers both ways, 8 threads map one array"
+else bad "copies.c (exit $rc)" "$O/copies.out"; fi
+if [ $HAVE_OL = 1 ]; then
+  MOCK=$ROOT/target/gpu-images/mock-cuda/libcuda.so.1
+  if [ -e "$MOCK" ]; then
+    "${MPIRUN[@]}" -np 1 "$O/ol_copies" : -np 2 env OMPTARGET_RS_LIBCUDA="$MOCK" "$SERVER" >"$O/ol_copies.out" 2>&1
+    rc=$?
+    if [ $rc = 0 ] && has "$O/ol_copies.out" "gpus 2" && [ "$(tail -n 1 "$O/ol_copies.out")" = ok ]; then
+      ok "ol_copies.c: every remote device, CPU and staged GPU (CUDA stand-in), there and back and through all"
+    else bad "ol_copies.c with the CUDA stand-in (exit $rc)" "$O/ol_copies.out"; fi
+  else
+    "${MPIRUN[@]}" -np 1 "$O/ol_copies" : -np 2 "$SERVER" >"$O/ol_copies.out" 2>&1
+    rc=$?
+    if [ $rc = 0 ] && [ "$(tail -n 1 "$O/ol_copies.out")" = ok ]; then
+      ok "ol_copies.c: every remote CPU device (no $MOCK: c-tests/gpu-images.sh builds the GPU stand-in)"
+    else bad "ol_copies.c (exit $rc)" "$O/ol_copies.out"; fi
+  fi
+fi
 
-# 6. no servers: only the local devices (without mpirun, and alone in mpirun).
+# 6. a server killed mid-run: in a copy to the other server (12), in one
+# from it (13), in a copy from the host (14).
+for k in 12 13 14; do
+  start=$(date +%s)
+  OMPTARGET_RS_REMOTE_TIMEOUT=2 OMPTARGET_RS_REMOTE_PING=0.2 "${MPIRUN[@]}" --enable-recovery -x OMPTARGET_RS_REMOTE_TIMEOUT -x OMPTARGET_RS_REMOTE_PING \
+    -np 1 "$O/kill" 4 : -np 1 "$SERVER" --devices 1 : -np 1 "$SERVER" --devices 1 --die-after $k >"$O/kill$k.out" 2>&1
+  rc=$?
+  took=$(($(date +%s) - start))
+  if has "$O/kill$k.out" "dying server: failed with an error" && grep -qE "rank 2 did not (answer|take part)" "$O/kill$k.out" &&
+    has "$O/kill$k.out" "again: refused" && has "$O/kill$k.out" "rank 1 copies: ok" && has "$O/kill$k.out" "local device 0: ok" &&
+    has "$O/kill$k.out" "remote device 4 (rank 1): ok" && [ $took -lt 60 ]; then
+    ok "kill.c --die-after $k: server rank 2 killed mid-run: error naming rank 2 after ${took} s, local and rank 1 devices keep working"
+  else bad "kill.c --die-after $k (exit $rc, ${took} s)" "$O/kill$k.out"; fi
+done
+
+# 7. no servers: only the local devices (without mpirun, and alone in mpirun).
 "$O/basic" >"$O/plain.out" 2>&1
 rc=$?
 "${MPIRUN[@]}" -np 1 "$O/basic" >"$O/alone.out" 2>&1

@@ -59,6 +59,8 @@ struct Client {
     ping_every: Duration,
     next_tag: AtomicI32,
     shut_down: AtomicBool,
+    /// Copies between servers go through this rank (`OMPTARGET_RS_REMOTE_RELAY=1`).
+    relay_copies: bool,
 }
 
 static CLIENT: OnceLock<Client> = OnceLock::new();
@@ -375,6 +377,7 @@ fn start() -> Result<Client, String> {
         ping_every: env_secs("OMPTARGET_RS_REMOTE_PING", 1.0),
         next_tag: AtomicI32::new(0),
         shut_down: AtomicBool::new(false),
+        relay_copies: std::env::var("OMPTARGET_RS_REMOTE_RELAY").is_ok_and(|v| v == "1"),
     };
     let mut devices = Vec::new();
     for (i, s) in c.servers.iter().enumerate() {
@@ -527,7 +530,10 @@ pub extern "C" fn omptarget_rs_remote_memset(device: u32, ptr: u64, value: u8, s
 }
 
 /// Copies between two remote devices: within one server by the server
-/// itself; across servers through this rank.
+/// itself; across servers straight from one server to the other (the
+/// receiving half is sent first, then the sending half; this rank only
+/// waits for both answers), or through this rank with
+/// `OMPTARGET_RS_REMOTE_RELAY=1`.
 #[unsafe(no_mangle)]
 pub extern "C" fn omptarget_rs_remote_exchange(src_device: u32, src: u64, dst_device: u32, dst: u64, size: u64) -> c_int {
     guard(|| {
@@ -537,6 +543,21 @@ pub extern "C" fn omptarget_rs_remote_exchange(src_device: u32, src: u64, dst_de
         if ss.rank == ds.rank {
             // SAFETY: no buffers.
             return unsafe { c.call(ss, op::EXCHANGE, sd.device, [src, dd.device, dst, size, 0], None, None) }.map(drop);
+        }
+        if !c.relay_copies {
+            let peer_tag = u64::try_from(c.tag()).unwrap_or_default();
+            let limit_ms = u64::try_from(c.timeout.as_millis()).unwrap_or(u64::MAX);
+            // SAFETY: no buffers.
+            let receiving =
+                unsafe { c.send_queued(dst_device, op::RECV_FROM, [dst, size, ss.rank as u64, peer_tag, limit_ms], None, None, None) }?;
+            // SAFETY: no buffers.
+            let sending =
+                unsafe { c.send_queued(src_device, op::SEND_TO, [src, size, ds.rank as u64, peer_tag, limit_ms], None, None, None) };
+            // Both answers are waited for, the sender's first: a receiver
+            // whose sender failed answers once its deadline has passed.
+            let sent = sending.and_then(|p| c.complete(p));
+            let received = c.complete(receiving);
+            return sent.and(received);
         }
         let mut buf = vec![0u8; usize::try_from(size).map_err(|_| "size too large")?];
         // SAFETY: buf is size writable, then readable, bytes.
@@ -693,8 +714,33 @@ struct Pending {
     data: Vec<(Request, usize)>,
 }
 
-/// One queue: its requests in flight, in order.
-type QueueRef = std::sync::Arc<Mutex<Vec<Pending>>>;
+/// One queue: its requests in flight, in order, numbered.
+#[derive(Default)]
+struct QueueState {
+    pending: std::collections::VecDeque<(u64, Pending)>,
+    /// Number of the next request.
+    next: u64,
+    /// The first failure of a request completed by an event's wait, for the
+    /// queue's next synchronisation.
+    failed: Option<String>,
+}
+
+impl QueueState {
+    /// Completes the requests numbered up to `last`, keeping the first
+    /// failure for the next synchronisation.
+    fn complete_through(&mut self, c: &Client, last: u64) {
+        while self.pending.front().is_some_and(|(n, _)| *n <= last) {
+            let Some((_, p)) = self.pending.pop_front() else { break };
+            if let Err(e) = c.complete(p)
+                && self.failed.is_none()
+            {
+                self.failed = Some(e);
+            }
+        }
+    }
+}
+
+type QueueRef = std::sync::Arc<Mutex<QueueState>>;
 
 /// Queues by handle (index + 1); `None`: free slot.
 static QUEUES: Mutex<Vec<Option<QueueRef>>> = Mutex::new(Vec::new());
@@ -716,7 +762,7 @@ fn queue(handle: u64) -> Result<QueueRef, String> {
 pub unsafe extern "C" fn omptarget_rs_remote_queue_create(handle: *mut u64) -> c_int {
     guard(|| {
         let mut qs = QUEUES.lock();
-        let q = Some(std::sync::Arc::new(Mutex::new(Vec::new())));
+        let q = Some(std::sync::Arc::new(Mutex::new(QueueState::default())));
         let i = match qs.iter().position(Option::is_none) {
             Some(i) => {
                 qs[i] = q;
@@ -736,7 +782,7 @@ pub unsafe extern "C" fn omptarget_rs_remote_queue_create(handle: *mut u64) -> c
 pub extern "C" fn omptarget_rs_remote_queue_destroy(handle: u64) -> c_int {
     guard(|| {
         let q = queue(handle)?;
-        if !q.lock().is_empty() {
+        if !q.lock().pending.is_empty() {
             return Err("remote queue destroyed with work in flight".into());
         }
         if let Some(slot) = QUEUES.lock().get_mut(handle as usize - 1) {
@@ -889,7 +935,10 @@ fn enqueue(handle: u64, make: impl FnOnce(&Client) -> Result<Pending, String>) -
     let c = client()?;
     let q = queue(handle)?;
     let p = make(c)?;
-    q.lock().push(p);
+    let mut q = q.lock();
+    let n = q.next;
+    q.next += 1;
+    q.pending.push_back((n, p));
     Ok(())
 }
 
@@ -961,11 +1010,11 @@ pub unsafe extern "C" fn omptarget_rs_remote_queue_sync(q: u64, wait: u32, done:
     guard(|| {
         let c = client()?;
         let queue = queue(q)?;
-        let mut pending = queue.lock();
+        let mut q = queue.lock();
         if wait == 0 {
             // Query: done when every reply and data receive has arrived.
             let mut all = true;
-            for p in pending.iter_mut() {
+            for (_, p) in q.pending.iter_mut() {
                 let ready = p.recv.test()? && p.data.iter_mut().all(|(r, _)| r.test().unwrap_or(true));
                 if !ready {
                     all = false;
@@ -980,13 +1029,101 @@ pub unsafe extern "C" fn omptarget_rs_remote_queue_sync(q: u64, wait: u32, done:
                 return Ok(());
             }
         }
-        let mut first = Ok(());
-        for p in pending.drain(..) {
-            let r = c.complete(p);
-            if first.is_ok() {
-                first = r;
+        q.complete_through(c, u64::MAX);
+        q.failed.take().map_or(Ok(()), Err)
+    })
+}
+
+// ---- Events: a point in a queue (the number of its last request when
+// recorded). Work of one server runs in arrival order, so a queue whose
+// later requests go to the same server as the event's waits for nothing;
+// a queue of another server (another rank) or a local device waits here,
+// on this rank, until the event's requests have completed.
+
+struct EventState {
+    queue: QueueRef,
+    /// The queue's last request when recorded (`None`: nothing was queued).
+    last: Option<u64>,
+    /// The server of every request up to `last`, when they all went to one.
+    server: Option<usize>,
+}
+
+/// Events by handle (index + 1); `None`: free slot.
+static EVENTS: Mutex<Vec<Option<EventState>>> = Mutex::new(Vec::new());
+
+/// Records an event after the requests queued so far on `q` and writes
+/// its handle.
+///
+/// # Safety
+/// `handle` must be writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn omptarget_rs_remote_event_record(q: u64, handle: *mut u64) -> c_int {
+    guard(|| {
+        let queue = queue(q)?;
+        let (last, server) = {
+            let st = queue.lock();
+            let last = st.next.checked_sub(1).filter(|_| !st.pending.is_empty());
+            let mut servers = st.pending.iter().map(|(_, p)| p.server);
+            let first = servers.next();
+            let one = first.filter(|f| servers.all(|s| s == *f));
+            (last, one)
+        };
+        let ev = Some(EventState { queue, last, server });
+        let mut evs = EVENTS.lock();
+        let i = match evs.iter().position(Option::is_none) {
+            Some(i) => {
+                evs[i] = ev;
+                i
             }
+            None => {
+                evs.push(ev);
+                evs.len() - 1
+            }
+        };
+        out(handle, i as u64 + 1)
+    })
+}
+
+/// Makes work sent after this call to remote device `device` (or, with
+/// `device` = `u32::MAX`, any device) run after the event: free when the
+/// event's requests went to the same server, else waits for them here.
+/// A failure of one of them is reported by its queue's synchronisation.
+#[unsafe(no_mangle)]
+pub extern "C" fn omptarget_rs_remote_event_wait(handle: u64, device: u32) -> c_int {
+    guard(|| {
+        let c = client()?;
+        let (queue, last, server) = {
+            let evs = EVENTS.lock();
+            let ev = usize::try_from(handle)
+                .ok()
+                .and_then(|h| h.checked_sub(1))
+                .and_then(|i| evs.get(i))
+                .and_then(Option::as_ref)
+                .ok_or_else(|| format!("no remote event {handle}"))?;
+            (ev.queue.clone(), ev.last, ev.server)
+        };
+        let Some(last) = last else { return Ok(()) };
+        let waiter = c.devices.get(device as usize).map(|d| d.server);
+        if waiter.is_some() && waiter == server {
+            return Ok(());
         }
-        first
+        queue.lock().complete_through(c, last);
+        Ok(())
+    })
+}
+
+/// Frees an event.
+#[unsafe(no_mangle)]
+pub extern "C" fn omptarget_rs_remote_event_release(handle: u64) -> c_int {
+    guard(|| {
+        let mut evs = EVENTS.lock();
+        let slot = usize::try_from(handle)
+            .ok()
+            .and_then(|h| h.checked_sub(1))
+            .and_then(|i| evs.get_mut(i))
+            .filter(|e| e.is_some())
+            .ok_or_else(|| format!("no remote event {handle}"))?;
+        *slot = None;
+        Ok(())
     })
 }

@@ -25,8 +25,11 @@ pub const TAG_LAST: c_int = 32000;
 pub const HEADER_WORDS: usize = 8;
 /// Largest reply message (status, value, text or device descriptions).
 pub const REPLY_MAX: usize = 1 << 16;
-/// Largest piece one MPI message carries (MPI counts are `int`).
-pub const CHUNK: usize = 1 << 30;
+/// Largest piece one MPI message carries. Copies travel in pieces of this
+/// size, so that a server staging through host memory (GPU devices) copies
+/// one piece to or from the device while the next one is on the wire; both
+/// sides cut a transfer at the same offsets.
+pub const CHUNK: usize = 8 << 20;
 /// Largest image a server accepts.
 pub const IMAGE_MAX: u64 = 1 << 32;
 /// Most launch arguments (host kernels take pointer-sized ones).
@@ -56,6 +59,13 @@ pub mod op {
     pub const LAUNCH: u64 = 14;
     /// Device to device within one server.
     pub const EXCHANGE: u64 = 15;
+    /// Device to device across two servers, the sending half: the server
+    /// sends a range of its device's memory straight to another server
+    /// rank (args: source, size, peer rank, peer tag, time limit in ms).
+    pub const SEND_TO: u64 = 16;
+    /// The receiving half (args: destination, size, peer rank, peer tag,
+    /// time limit in ms).
+    pub const RECV_FROM: u64 = 17;
 
     /// Name for messages.
     pub fn name(op: u64) -> &'static str {
@@ -75,6 +85,8 @@ pub mod op {
             GLOBAL => "global look-up",
             LAUNCH => "launch",
             EXCHANGE => "device-to-device copy",
+            SEND_TO => "device-to-device copy to another server",
+            RECV_FROM => "device-to-device copy from another server",
             _ => "unknown operation",
         }
     }
@@ -251,8 +263,82 @@ pub fn wait_forever(req: &mut Request) -> WireResult<()> {
     Ok(())
 }
 
-/// Sends `len` bytes at `ptr` in pieces of at most [`CHUNK`], waiting for
-/// each with `wait`.
+/// Waits for a request until `deadline`; then gives up with an error
+/// naming `peer` and `what` (the request is left for the caller to
+/// abandon).
+pub fn wait_until(req: &mut Request, deadline: Instant, peer: c_int, what: &str) -> WireResult<()> {
+    let mut b = Backoff::new();
+    while !req.test()? {
+        if Instant::now() >= deadline {
+            return Err(format!("rank {peer} did not take part in the {what} in time: it died, or is stuck"));
+        }
+        b.snooze();
+    }
+    Ok(())
+}
+
+/// The time a transfer of `size` bytes between two server ranks may take:
+/// the program's time limit for an answer plus the bytes at 50 MB/s (far
+/// below any interconnect), so only a peer that stopped makes it run out.
+pub fn peer_deadline(limit_ms: u64, size: u64) -> Instant {
+    Instant::now() + Duration::from_millis(limit_ms.clamp(1000, 3_600_000)) + Duration::from_micros(size / 50)
+}
+
+/// Pieces of one transfer in flight at once: the next pieces are on the
+/// wire while the oldest completes.
+pub const WINDOW: usize = 4;
+
+/// Moves `len` bytes at `ptr` in pieces of at most [`CHUNK`], keeping
+/// [`WINDOW`] pieces in flight and waiting for each with `wait`. `start`
+/// posts one piece (a send or a receive).
+///
+/// # Safety
+/// `[ptr, ptr+len)` must be valid for `start`'s direction, and stay so
+/// if a wait gives up (the abandoned pieces may still be in MPI's hands).
+unsafe fn move_all(
+    ptr: *mut u8,
+    len: usize,
+    receiving: bool,
+    start: &mut dyn FnMut(*mut u8, usize) -> WireResult<Request>,
+    wait: &mut dyn FnMut(&mut Request) -> WireResult<()>,
+) -> WireResult<()> {
+    let mut flying: std::collections::VecDeque<(Request, usize)> = std::collections::VecDeque::new();
+    let mut at = 0;
+    let give_up = |flying: std::collections::VecDeque<(Request, usize)>| {
+        for (r, _) in flying {
+            r.abandon();
+        }
+    };
+    // Nothing moves for nothing (the peer posts nothing either).
+    while at < len || !flying.is_empty() {
+        while at < len && flying.len() < WINDOW {
+            let n = (len - at).min(CHUNK);
+            // SAFETY: within the caller's range.
+            match start(unsafe { ptr.add(at) }, n) {
+                Ok(r) => flying.push_back((r, n)),
+                Err(e) => {
+                    give_up(flying);
+                    return Err(e);
+                }
+            }
+            at += n;
+        }
+        let Some((mut r, n)) = flying.pop_front() else { break };
+        if let Err(e) = wait(&mut r) {
+            r.abandon();
+            give_up(flying);
+            return Err(e);
+        }
+        if receiving && r.received != n {
+            give_up(flying);
+            return Err(format!("expected {n} bytes, received {}", r.received));
+        }
+    }
+    Ok(())
+}
+
+/// Sends `len` bytes at `ptr` in pieces of at most [`CHUNK`], several in
+/// flight, waiting for each with `wait`.
 ///
 /// # Safety
 /// `[ptr, ptr+len)` must be readable (and stay so if a wait gives up).
@@ -263,22 +349,14 @@ pub unsafe fn send_all(
     tag: c_int,
     wait: &mut dyn FnMut(&mut Request) -> WireResult<()>,
 ) -> WireResult<()> {
-    let mut at = 0;
-    // Nothing is sent for nothing (the receiver posts no receive either).
-    while at < len {
-        let n = (len - at).min(CHUNK);
-        // SAFETY: within the caller's readable range.
-        let mut r = unsafe { Request::send(ptr.add(at), n, rank, tag)? };
-        if let Err(e) = wait(&mut r) {
-            r.abandon();
-            return Err(e);
-        }
-        at += n;
-    }
-    Ok(())
+    // SAFETY: each piece lies in the caller's readable range.
+    let mut start = |p: *mut u8, n: usize| unsafe { Request::send(p, n, rank, tag) };
+    // SAFETY: the caller's contract; sends only read.
+    unsafe { move_all(ptr.cast_mut(), len, false, &mut start, wait) }
 }
 
-/// Receives exactly `len` bytes into `ptr` in pieces of at most [`CHUNK`].
+/// Receives exactly `len` bytes into `ptr` in pieces of at most [`CHUNK`],
+/// several posted at once.
 ///
 /// # Safety
 /// `[ptr, ptr+len)` must be writable.
@@ -289,21 +367,10 @@ pub unsafe fn recv_all(
     tag: c_int,
     wait: &mut dyn FnMut(&mut Request) -> WireResult<()>,
 ) -> WireResult<()> {
-    let mut at = 0;
-    while at < len {
-        let n = (len - at).min(CHUNK);
-        // SAFETY: within the caller's writable range.
-        let mut r = unsafe { Request::recv(ptr.add(at), n, rank, tag)? };
-        if let Err(e) = wait(&mut r) {
-            r.abandon();
-            return Err(e);
-        }
-        if r.received != n {
-            return Err(format!("expected {n} bytes, received {}", r.received));
-        }
-        at += n;
-    }
-    Ok(())
+    // SAFETY: each piece lies in the caller's writable range.
+    let mut start = |p: *mut u8, n: usize| unsafe { Request::recv(p, n, rank, tag) };
+    // SAFETY: the caller's contract.
+    unsafe { move_all(ptr, len, true, &mut start, wait) }
 }
 
 /// Encodes a header.

@@ -33,6 +33,9 @@ type Range = (u64, usize, Option<u64>);
 /// What the server knows is safe to touch.
 struct State {
     devices: Vec<&'static Device>,
+    /// This server's rank and the job's size (peers of copies between servers).
+    rank: c_int,
+    world_size: c_int,
     /// Images received, by the client's hash.
     images: Mutex<HashMap<u64, Arc<Vec<u8>>>>,
     /// Loaded images: (device, handle) → the image's hash.
@@ -100,18 +103,157 @@ fn recv_vec(len: u64, max: u64, tag: c_int) -> Result<Vec<u8>, String> {
     Ok(buf)
 }
 
-/// Receives and drops `len` bytes (a payload whose request is refused).
-fn drain(len: u64, tag: c_int) {
+/// Receives and drops `len` bytes from `rank` (a payload whose request is
+/// refused: its sender is not left waiting).
+fn drain(len: u64, rank: c_int, tag: c_int, wait: &mut dyn FnMut(&mut wire::Request) -> wire::WireResult<()>) {
     let mut left = len;
     let mut buf = vec![0u8; (len.min(wire::CHUNK as u64)) as usize];
     while left > 0 {
         let n = left.min(wire::CHUNK as u64) as usize;
         // SAFETY: buf has at least n bytes.
-        if unsafe { wire::recv_all(buf.as_mut_ptr(), n, 0, tag, &mut |r| wire::wait_forever(r)) }.is_err() {
+        if unsafe { wire::recv_all(buf.as_mut_ptr(), n, rank, tag, wait) }.is_err() {
+            // The abandoned receive may still write into buf.
+            std::mem::forget(buf);
             return;
         }
         left -= n as u64;
     }
+}
+
+/// Receives `size` bytes from `rank` on `tag` into device memory at `dst`
+/// (a range checked by the caller): straight into it where device memory
+/// is host memory, else piece by piece through two staging buffers, each
+/// piece copied to the device while the next one arrives.
+fn recv_to_device(
+    d: &Device,
+    dst: u64,
+    size: u64,
+    rank: c_int,
+    tag: c_int,
+    wait: &mut dyn FnMut(&mut wire::Request) -> wire::WireResult<()>,
+) -> Result<(), String> {
+    let n = usize::try_from(size).map_err(|_| "size too large")?;
+    if d.memory_is_host() {
+        // SAFETY: [dst, dst+size) lies inside this device's host-memory allocation or global (checked by the caller).
+        return unsafe { wire::recv_all(dst as *mut u8, n, rank, tag, wait) };
+    }
+    if n == 0 {
+        return Ok(());
+    }
+    let piece = wire::CHUNK.min(n);
+    let mut bufs = [vec![0u8; piece], vec![0u8; if n > piece { piece } else { 0 }]];
+    let ptrs = [bufs[0].as_mut_ptr(), bufs[1].as_mut_ptr()];
+    let post = |k: usize, at: usize| {
+        // SAFETY: staging buffer k % 2 holds `piece` bytes and is not in use (its last piece was copied to the device).
+        unsafe { wire::Request::recv(ptrs[k % 2], (n - at).min(piece), rank, tag) }
+    };
+    let (mut at, mut k) = (0usize, 0usize);
+    let mut current = post(0, 0)?;
+    let mut failed: Option<String> = None;
+    loop {
+        let len = (n - at).min(piece);
+        if let Err(e) = wait(&mut current) {
+            current.abandon();
+            std::mem::forget(bufs);
+            return Err(e);
+        }
+        if current.received != len {
+            std::mem::forget(bufs);
+            return Err(format!("expected {len} bytes, received {}", current.received));
+        }
+        let next_at = at + len;
+        let next = if next_at < n { Some(post(k + 1, next_at)?) } else { None };
+        if failed.is_none() {
+            // SAFETY: the staging buffer holds len received bytes.
+            let r = unsafe { d.plugin.submit(d.plugin_device, dst + at as u64, ptrs[k % 2] as usize, len as u64) };
+            failed = r.err().map(|e| e.to_string());
+        }
+        match next {
+            Some(r) => current = r,
+            None => break,
+        }
+        at = next_at;
+        k += 1;
+    }
+    drop(bufs);
+    failed.map_or(Ok(()), Err)
+}
+
+/// Sends `size` bytes of device memory at `src` (a range checked by the
+/// caller) to `rank` on `tag`: straight from it where device memory is
+/// host memory, else piece by piece through two staging buffers, each
+/// piece read from the device while the one before is on the wire. Every
+/// piece is sent even when reading the device fails (the receiver expects
+/// them); the failure is returned at the end.
+fn send_from_device(
+    d: &Device,
+    src: u64,
+    size: u64,
+    rank: c_int,
+    tag: c_int,
+    wait: &mut dyn FnMut(&mut wire::Request) -> wire::WireResult<()>,
+) -> Result<(), String> {
+    let n = usize::try_from(size).map_err(|_| "size too large")?;
+    if d.memory_is_host() {
+        // SAFETY: [src, src+size) lies inside this device's host memory (checked by the caller).
+        return unsafe { wire::send_all(src as *const u8, n, rank, tag, wait) };
+    }
+    if n == 0 {
+        return Ok(());
+    }
+    let piece = wire::CHUNK.min(n);
+    let mut bufs = [vec![0u8; piece], vec![0u8; if n > piece { piece } else { 0 }]];
+    let ptrs = [bufs[0].as_mut_ptr(), bufs[1].as_mut_ptr()];
+    let mut flying: [Option<wire::Request>; 2] = [None, None];
+    let mut failed: Option<String> = None;
+    let (mut at, mut k) = (0usize, 0usize);
+    let mut result = Ok(());
+    while at < n {
+        let len = (n - at).min(piece);
+        let slot = k % 2;
+        if let Some(mut r) = flying[slot].take()
+            && let Err(e) = wait(&mut r)
+        {
+            r.abandon();
+            result = Err(e);
+            break;
+        }
+        if failed.is_none() {
+            // SAFETY: staging buffer `slot` holds `piece` writable bytes and no send uses it now.
+            let r = unsafe { d.plugin.retrieve(d.plugin_device, ptrs[slot] as usize, src + at as u64, len as u64) };
+            failed = r.err().map(|e| e.to_string());
+        }
+        // SAFETY: the staging buffer stays alive until this send is waited for (or is leaked below).
+        match unsafe { wire::Request::send(ptrs[slot], len, rank, tag) } {
+            Ok(r) => flying[slot] = Some(r),
+            Err(e) => {
+                result = Err(e);
+                break;
+            }
+        }
+        at += len;
+        k += 1;
+    }
+    for slot in flying.iter_mut() {
+        if let Some(mut r) = slot.take() {
+            if result.is_ok() {
+                if let Err(e) = wait(&mut r) {
+                    r.abandon();
+                    result = Err(e);
+                }
+            } else {
+                r.abandon();
+            }
+        }
+    }
+    if result.is_err() {
+        // Abandoned sends may still read the staging buffers.
+        std::mem::forget(bufs);
+    } else {
+        drop(bufs);
+    }
+    result?;
+    failed.map_or(Ok(()), Err)
 }
 
 /// Runs one request; returns the reply value, or the error text. Data
@@ -144,21 +286,15 @@ fn serve(st: &State, h: &[u64; wire::HEADER_WORDS], tag: c_int) -> Result<u64, S
         }
         op::SUBMIT => {
             let (dst, size) = (a[0], a[1]);
+            let mut wait = |r: &mut wire::Request| wire::wait_forever(r);
             let d = match st.device(dev).and_then(|d| st.check_range(dev as usize, dst, size).map(|_| d)) {
                 Ok(d) => d,
                 Err(e) => {
-                    drain(size, tag);
+                    drain(size, 0, tag, &mut wait);
                     return Err(e);
                 }
             };
-            if d.memory_is_host() {
-                // SAFETY: [dst, dst+size) lies inside this device's host-memory allocation or global (checked).
-                unsafe { wire::recv_all(dst as *mut u8, size as usize, 0, tag, &mut |r| wire::wait_forever(r))? };
-            } else {
-                let buf = recv_vec(size, u64::MAX, tag)?;
-                // SAFETY: buf is size readable bytes.
-                unsafe { d.plugin.submit(d.plugin_device, dst, buf.as_ptr() as usize, size) }.map_err(|e| e.to_string())?;
-            }
+            recv_to_device(d, dst, size, 0, tag, &mut wait)?;
             Ok(0)
         }
         op::RETRIEVE => {
@@ -252,6 +388,34 @@ fn serve(st: &State, h: &[u64; wire::HEADER_WORDS], tag: c_int) -> Result<u64, S
             }
             Ok(0)
         }
+        op::SEND_TO | op::RECV_FROM => {
+            // A device-to-device copy between this server and another
+            // server rank, the data going straight between the two.
+            let (addr, size, limit_ms) = (a[0], a[1], a[4]);
+            let peer = c_int::try_from(a[2]).ok().filter(|p| *p > 0 && *p < st.world_size && *p != st.rank);
+            let peer_tag = c_int::try_from(a[3]).ok().filter(|t| (wire::TAG_FIRST..=wire::TAG_LAST).contains(t));
+            let (Some(peer), Some(peer_tag)) = (peer, peer_tag) else {
+                return Err(format!("bad peer rank {} or tag {} for a copy between servers", a[2], a[3]));
+            };
+            let deadline = wire::peer_deadline(limit_ms, size);
+            let what = op::name(code);
+            let mut wait = |r: &mut wire::Request| wire::wait_until(r, deadline, peer, what);
+            let checked = st.device(dev).and_then(|d| st.check_range(dev as usize, addr, size).map(|_| d));
+            if code == op::SEND_TO {
+                let d = checked?;
+                send_from_device(d, addr, size, peer, peer_tag, &mut wait).map_err(|e| format!("to rank {peer}: {e}"))?;
+            } else {
+                match checked {
+                    Ok(d) => recv_to_device(d, addr, size, peer, peer_tag, &mut wait).map_err(|e| format!("from rank {peer}: {e}"))?,
+                    Err(e) => {
+                        // The sender is not left waiting for its deadline.
+                        drain(size, peer, peer_tag, &mut wait);
+                        return Err(e);
+                    }
+                }
+            }
+            Ok(0)
+        }
         other => Err(format!("unknown operation {other}")),
     }
 }
@@ -270,20 +434,9 @@ fn worker(st: &State, h: [u64; wire::HEADER_WORDS]) {
             if h[0] == op::RETRIEVE {
                 let (src, size) = (h[3], h[4]);
                 let Ok(d) = st.device(h[2]) else { return };
-                if d.memory_is_host() {
-                    // SAFETY: [src, src+size) was checked to lie inside this device's host memory (serve).
-                    let r = unsafe { wire::send_all(src as *const u8, size as usize, 0, tag, &mut |r| wire::wait_forever(r)) };
-                    if let Err(e) = r {
-                        eprintln!("omptarget-rs-device: sending data failed: {e}");
-                    }
-                } else {
-                    let mut buf = vec![0u8; size as usize];
-                    // SAFETY: buf is size writable bytes.
-                    if let Err(e) = unsafe { d.plugin.retrieve(d.plugin_device, buf.as_mut_ptr() as usize, src, size) } {
-                        eprintln!("omptarget-rs-device: reading device memory failed after the check: {e}");
-                    }
-                    // SAFETY: buf lives until the sends complete.
-                    let _ = unsafe { wire::send_all(buf.as_ptr(), buf.len(), 0, tag, &mut |r| wire::wait_forever(r)) };
+                // The range was checked by `serve`.
+                if let Err(e) = send_from_device(d, src, size, 0, tag, &mut |r| wire::wait_forever(r)) {
+                    eprintln!("omptarget-rs-device: sending data failed: {e}");
                 }
             }
         }
@@ -426,8 +579,14 @@ fn main() {
     }
     let reg = omptarget_rs::device::registry();
     let devices: Vec<&'static Device> = reg.expose_every_device().into_iter().flatten().take(max_devices).collect();
+    let world_size = {
+        use mpi::topology::Communicator;
+        universe.world().size()
+    };
     let st: &'static State = Box::leak(Box::new(State {
         devices,
+        rank,
+        world_size,
         images: Mutex::new(HashMap::new()),
         loaded: Mutex::new(HashMap::new()),
         kernels: Mutex::new(HashMap::new()),
@@ -454,6 +613,7 @@ fn main() {
     let pinger = std::thread::spawn(move || answer_pings(stop_pings));
     let mut received = 0u64;
     let mut greeted = false;
+    let mut receivers: Vec<std::thread::JoinHandle<()>> = Vec::new();
     let first_contact = std::time::Duration::from_secs_f64(
         std::env::var("OMPTARGET_RS_DEVICE_WAIT").ok().and_then(|v| v.parse::<f64>().ok()).filter(|v| *v > 0.0).unwrap_or(30.0),
     );
@@ -511,11 +671,19 @@ fn main() {
                     break;
                 }
             }
+            // The receiving half of a copy between two servers waits for
+            // the other server on a thread of its own (bounded by its
+            // deadline): this thread goes on, and may be the one that
+            // sends the other half of a copy the other way.
+            op::RECV_FROM => {
+                receivers.retain(|t: &std::thread::JoinHandle<()>| !t.is_finished());
+                receivers.push(std::thread::spawn(move || worker(st, h)));
+            }
             _ => worker(st, h),
         }
     }
     drop(tx);
-    for t in pool {
+    for t in receivers.into_iter().chain(pool) {
         let _ = t.join();
     }
     stop_pings.store(true, Ordering::Release);

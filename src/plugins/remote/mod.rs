@@ -42,6 +42,9 @@ driver_table! {
         required fn omptarget_rs_remote_retrieve_async(device: u32, dst: *mut u8, src: u64, size: u64, q: u64) -> c_int;
         required fn omptarget_rs_remote_launch_async(device: u32, kernel: u64, args: *const u64, n: u32, teams: u32, threads: u32, tripcount: u64, q: u64) -> c_int;
         required fn omptarget_rs_remote_queue_sync(q: u64, wait: u32, done: *mut u32) -> c_int;
+        required fn omptarget_rs_remote_event_record(q: u64, handle: *mut u64) -> c_int;
+        required fn omptarget_rs_remote_event_wait(handle: u64, device: u32) -> c_int;
+        required fn omptarget_rs_remote_event_release(handle: u64) -> c_int;
     }
 }
 
@@ -67,6 +70,9 @@ struct RemoteDevice {
     uid: String,
     info: String,
     unit_kind: String,
+    /// The ELF machine of the images the server's plugin for this device
+    /// runs (from the plugin's name there).
+    machine: Option<u16>,
 }
 
 struct Remote {
@@ -177,6 +183,12 @@ fn describe(lib: &RemoteLib, device: u32) -> RemoteDevice {
         uid: format!("mpi-rank-{rank}:{}", text(lib, device, 4)),
         info: format!("    MPI server rank:\t\t\t{rank} ({} plugin there)\n{}", text(lib, device, 7), text(lib, device, 5)),
         unit_kind: text(lib, device, 6),
+        machine: match text(lib, device, 7).as_str() {
+            "x86_64" => Some(machine::X86_64),
+            "cuda" => Some(machine::CUDA),
+            "amdgpu" => Some(machine::AMDGPU),
+            _ => None,
+        },
     }
 }
 
@@ -242,7 +254,15 @@ impl Plugin for RemotePlugin {
     }
 
     fn is_compatible(&self, image: &[u8]) -> bool {
-        mpi_job_with_servers() && elf_ident(image).is_ok_and(|e| e.machine == machine::X86_64)
+        mpi_job_with_servers() && elf_ident(image).is_ok_and(|e| [machine::X86_64, machine::CUDA, machine::AMDGPU].contains(&e.machine))
+    }
+
+    /// A remote device takes the images of its server's plugin: x86-64
+    /// shared objects for CPU devices, CUDA or AMDGPU ELF images for GPUs
+    /// (whose architecture the server checks when loading).
+    fn is_device_compatible(&self, device: usize, image: &[u8]) -> bool {
+        let want = self.remote().ok().and_then(|r| r.devices.get(device)).and_then(|d| d.machine);
+        elf_ident(image).is_ok_and(|e| Some(e.machine) == want)
     }
 
     fn number_of_devices(&self) -> usize {
@@ -254,7 +274,9 @@ impl Plugin for RemotePlugin {
     }
 
     fn load_binary(&self, device: usize, image: &[u8]) -> Result<ImageHandle> {
-        crate::base::elf::check_shared_object(image)?;
+        if elf_ident(image).is_ok_and(|e| e.machine == machine::X86_64) {
+            crate::base::elf::check_shared_object(image)?;
+        }
         let r = self.remote()?;
         let mut h = 0u64;
         // SAFETY: image is readable for the call; h writable.
@@ -341,8 +363,10 @@ impl Plugin for RemotePlugin {
 
     // Queues: requests sent one after the other without waiting for their
     // replies (the client library keeps them in flight, in order); a
-    // synchronisation waits for all of them. Events synchronise their queue
-    // when recorded, so waiting for one has nothing left to wait for.
+    // synchronisation waits for all of them. An event is a point in a
+    // queue: a queue of the same server waits for nothing (a server runs
+    // its requests in arrival order); any other waits on this rank until
+    // the event's requests have completed.
     fn has_queues(&self) -> bool {
         true
     }
@@ -417,9 +441,25 @@ impl Plugin for RemotePlugin {
         r.lib.check(rc, "launch")
     }
 
-    fn event_record(&self, device: usize, queue: QueueHandle) -> Result<EventHandle> {
-        self.queue_synchronize(device, queue)?;
-        Ok(1)
+    fn event_record(&self, _device: usize, queue: QueueHandle) -> Result<EventHandle> {
+        let r = self.remote()?;
+        let mut e = 0u64;
+        // SAFETY: e is writable.
+        r.lib.check(unsafe { (r.lib.omptarget_rs_remote_event_record)(queue, &mut e) }, "event record")?;
+        Ok(e)
+    }
+
+    fn event_wait(&self, device: usize, event: EventHandle, _queue: QueueHandle) -> Result<()> {
+        let r = self.remote()?;
+        // SAFETY: plain values.
+        r.lib.check(unsafe { (r.lib.omptarget_rs_remote_event_wait)(event, dev32(device)) }, "event wait")
+    }
+
+    fn event_release(&self, _device: usize, event: EventHandle) {
+        if let Ok(r) = self.remote() {
+            // SAFETY: plain value; an unknown handle is an error the library reports, not a crash.
+            let _ = unsafe { (r.lib.omptarget_rs_remote_event_release)(event) };
+        }
     }
 
     fn compute_unit_kind(&self, device: usize) -> String {
