@@ -3,6 +3,8 @@
 //   empty     #pragma omp target (nothing mapped)
 //   scalar    #pragma omp target map(tofrom: x), x an int
 //   copy64    64 MiB omp_target_memcpy host -> device, then device -> host
+// An argument A:B instead of a device times 64 MiB omp_target_memcpy from
+// device A to device B ("A:B d2d64 us").
 // Prints "DEVICE OP us" lines (median of the repetitions).
 #include <omp.h>
 #include <stdio.h>
@@ -32,7 +34,26 @@ int main(int argc, char **argv) {
   memset(h, 1, big);
   double *t = malloc(sizeof(double) * (reps > copies ? reps : copies));
   for (int a = 1; a < argc; a++) {
-    int d = atoi(argv[a]);
+    int d = atoi(argv[a]), e;
+    if (sscanf(argv[a], "%d:%d", &d, &e) == 2) {
+      char *p = omp_target_alloc(big, d), *q = omp_target_alloc(big, e);
+      omp_target_memcpy(p, h, big, 0, 0, d, omp_get_initial_device());
+      omp_target_memcpy(q, p, big, 0, 0, e, d);
+      for (int i = 0; i < copies; i++) {
+        double s = now();
+        omp_target_memcpy(q, p, big, 0, 0, e, d);
+        t[i] = now() - s;
+      }
+      memset(h, 0, big);
+      omp_target_memcpy(h, q, big, 0, 0, omp_get_initial_device(), e);
+      for (size_t i = 0; i < big; i += 4096)
+        if (h[i] != 1) { printf("%s WRONG d2d\n", argv[a]); break; }
+      memset(h, 1, big);
+      printf("%s d2d64 %.2f\n", argv[a], median(t, copies));
+      omp_target_free(p, d);
+      omp_target_free(q, e);
+      continue;
+    }
     // Warm-up: the image loads on first use.
 #pragma omp target device(d)
     {}

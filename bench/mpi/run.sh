@@ -24,6 +24,10 @@ MPIRUN=(timeout 300 mpirun --allow-run-as-root --oversubscribe -x REPS -x COPIES
 export REPS=${REPS:-2000} COPIES=${COPIES:-10}
 # Device 0: the host plugin's first device; device 4: the server's.
 LD_LIBRARY_PATH=$O/lib "${MPIRUN[@]}" -np 1 "$O/remote_bench" 0 4 : -np 1 target/release/omptarget-rs-device --devices 1 >"$O/omp.out"
+# Device to device, 64 MiB: two local devices; two servers' devices (4, 5),
+# straight between the servers and relayed through the program rank.
+LD_LIBRARY_PATH=$O/lib "${MPIRUN[@]}" -np 1 "$O/remote_bench" 0:1 4:5 : -np 2 target/release/omptarget-rs-device --devices 1 >"$O/d2d.out"
+LD_LIBRARY_PATH=$O/lib OMPTARGET_RS_REMOTE_RELAY=1 "${MPIRUN[@]}" -x OMPTARGET_RS_REMOTE_RELAY -np 1 "$O/remote_bench" 4:5 : -np 2 target/release/omptarget-rs-device --devices 1 >"$O/d2d-relay.out"
 "${MPIRUN[@]}" -np 2 "$O/mpi_floor" >"$O/floor.out"
 awk '
   FNR == NR && $1 == "floor" { floor[$2] = $3; next }
@@ -36,3 +40,12 @@ awk '
       printf "%-8s %12.2f %12.2f %12.2f %14.1f %14.2f\n", o, local[o], remote[o], f, remote[o] / local[o], remote[o] / f
     }
   }' "$O/floor.out" "$O/omp.out"
+awk '
+  FNR == NR && $1 == "floor" { floor[$2] = $3; next }
+  FILENAME ~ /relay/ { relayed = 1 }
+  $1 == "0:1" { local = $3 } $1 == "4:5" && !relayed { direct = $3 } $1 == "4:5" && relayed { relay = $3 }
+  END {
+    printf "\n%-24s %12s %12s %12s %14s %14s\n", "64 MiB device to device", "local us", "remote us", "MPI floor us", "remote/local", "remote/floor"
+    printf "%-24s %12.0f %12.0f %12.0f %14.1f %14.2f\n", "between two servers", local, direct, floor["copy64"], direct / local, direct / floor["copy64"]
+    printf "%-24s %12.0f %12.0f %12.0f %14.1f %14.2f\n", "relayed through rank 0", local, relay, floor["copy64"], relay / local, relay / floor["copy64"]
+  }' "$O/floor.out" "$O/d2d.out" "$O/d2d-relay.out"
