@@ -66,17 +66,24 @@ int main(int argc, char **argv) {
     int *a = malloc(RACE_N * sizeof(int));
     long long sums[8] = {0}, expect = 0;
     for (int i = 0; i < RACE_N; i++) { a[i] = i % 1000; expect += i % 1000; }
-#pragma omp parallel num_threads(8)
-    {
-      int t = omp_get_thread_num();
-      long long s = 0;
-#pragma omp target device(race) map(to: a[0:RACE_N]) map(tofrom: s)
-      for (int i = 0; i < RACE_N; i++) s += a[i];
-      sums[t] = s;
-    }
     int ok = 1;
-    for (int t = 0; t < 8; t++) ok &= sums[t] == expect;
-    printf("8 threads map one array to device %d at once: %s\n", race, ok ? "ok" : "WRONG");
+    for (int round = 0; round < 60; round++) {
+      // A new value each round: a late thread that did not wait for the
+      // first one's copy would sum the old one.
+      for (int i = 0; i < RACE_N; i++) a[i] = (i + round) % 1000;
+      expect = 0;
+      for (int i = 0; i < RACE_N; i++) expect += a[i];
+#pragma omp parallel num_threads(8)
+      {
+        int t = omp_get_thread_num();
+        long long s = 0;
+#pragma omp target device(race) map(to: a[0:RACE_N]) map(tofrom: s)
+        for (int i = 0; i < RACE_N; i++) s += a[i];
+        sums[t] = s;
+      }
+      for (int t = 0; t < 8; t++) ok &= sums[t] == expect;
+    }
+    printf("8 threads map one array to device %d at once, 60 rounds: %s\n", race, ok ? "ok" : "WRONG");
     bad |= !ok;
     free(a);
   }

@@ -670,10 +670,13 @@ pub extern "C" fn omptarget_rs_remote_shutdown() -> c_int {
             if c.shut_down.load(Ordering::Acquire) {
                 return Ok(());
             }
+            // With a dead rank, MPI_Finalize (which waits for every rank)
+            // could wait for ever: the servers are told to skip it too.
+            let any_dead = u64::from(c.servers.iter().any(|s| s.dead.lock().is_some()));
             for s in &c.servers {
                 if s.dead.lock().is_none() {
                     // SAFETY: no buffers.
-                    if let Err(e) = unsafe { c.call(s, op::SHUTDOWN, 0, [0; 5], None, None) } {
+                    if let Err(e) = unsafe { c.call(s, op::SHUTDOWN, 0, [any_dead, 0, 0, 0, 0], None, None) } {
                         eprintln!("omptarget-rs: {e}");
                     }
                 }
@@ -723,6 +726,12 @@ struct QueueState {
     /// The first failure of a request completed by an event's wait, for the
     /// queue's next synchronisation.
     failed: Option<String>,
+    /// Requests of this queue sent to each server, ever (servers count
+    /// what they ran per queue handle the same way; a handle's counts
+    /// outlive its queue and go on with the next queue of that handle).
+    sent: std::collections::HashMap<usize, u64>,
+    /// Whether a queue holds this handle now.
+    in_use: bool,
 }
 
 impl QueueState {
@@ -742,15 +751,17 @@ impl QueueState {
 
 type QueueRef = std::sync::Arc<Mutex<QueueState>>;
 
-/// Queues by handle (index + 1); `None`: free slot.
-static QUEUES: Mutex<Vec<Option<QueueRef>>> = Mutex::new(Vec::new());
+/// Queues by handle (index + 1); a destroyed queue's state stays for the
+/// next queue of its handle.
+static QUEUES: Mutex<Vec<QueueRef>> = Mutex::new(Vec::new());
 
 fn queue(handle: u64) -> Result<QueueRef, String> {
     let qs = QUEUES.lock();
     usize::try_from(handle)
         .ok()
         .and_then(|h| h.checked_sub(1))
-        .and_then(|i| qs.get(i).cloned().flatten())
+        .and_then(|i| qs.get(i).cloned())
+        .filter(|q| q.lock().in_use)
         .ok_or_else(|| format!("no remote queue {handle}"))
 }
 
@@ -762,17 +773,17 @@ fn queue(handle: u64) -> Result<QueueRef, String> {
 pub unsafe extern "C" fn omptarget_rs_remote_queue_create(handle: *mut u64) -> c_int {
     guard(|| {
         let mut qs = QUEUES.lock();
-        let q = Some(std::sync::Arc::new(Mutex::new(QueueState::default())));
-        let i = match qs.iter().position(Option::is_none) {
-            Some(i) => {
-                qs[i] = q;
-                i
-            }
+        let i = match qs.iter().position(|q| !q.lock().in_use) {
+            Some(i) => i,
             None => {
-                qs.push(q);
+                if qs.len() >= wire::QUEUES_MAX {
+                    return Err(format!("more than {} remote queues at once", wire::QUEUES_MAX));
+                }
+                qs.push(QueueRef::default());
                 qs.len() - 1
             }
         };
+        qs[i].lock().in_use = true;
         out(handle, i as u64 + 1)
     })
 }
@@ -782,12 +793,12 @@ pub unsafe extern "C" fn omptarget_rs_remote_queue_create(handle: *mut u64) -> c
 pub extern "C" fn omptarget_rs_remote_queue_destroy(handle: u64) -> c_int {
     guard(|| {
         let q = queue(handle)?;
-        if !q.lock().pending.is_empty() {
+        let mut q = q.lock();
+        if !q.pending.is_empty() {
             return Err("remote queue destroyed with work in flight".into());
         }
-        if let Some(slot) = QUEUES.lock().get_mut(handle as usize - 1) {
-            *slot = None;
-        }
+        q.in_use = false;
+        q.failed = None;
         Ok(())
     })
 }
@@ -931,11 +942,16 @@ impl Pending {
     }
 }
 
-fn enqueue(handle: u64, make: impl FnOnce(&Client) -> Result<Pending, String>) -> Result<(), String> {
+/// Sends a request on queue `handle`: `make` gets the header word that
+/// marks it as the queue's (servers run each queue's requests in order, on
+/// a thread per queue) and sends it. The queue stays locked meanwhile, so
+/// its requests reach each server in the order they are numbered.
+fn enqueue(handle: u64, make: impl FnOnce(&Client, u64) -> Result<Pending, String>) -> Result<(), String> {
     let c = client()?;
     let q = queue(handle)?;
-    let p = make(c)?;
     let mut q = q.lock();
+    let p = make(c, wire::QUEUED | handle)?;
+    *q.sent.entry(p.server).or_default() += 1;
     let n = q.next;
     q.next += 1;
     q.pending.push_back((n, p));
@@ -951,7 +967,7 @@ pub unsafe extern "C" fn omptarget_rs_remote_submit_async(device: u32, dst: u64,
     guard(|| {
         let n = usize::try_from(size).map_err(|_| "size too large")?;
         // SAFETY: the caller's contract.
-        enqueue(q, |c| unsafe { c.send_queued(device, op::SUBMIT, [dst, size, 0, 0, 0], Some((src, n)), None, None) })
+        enqueue(q, |c, tagged| unsafe { c.send_queued(device, op::SUBMIT, [dst, size, 0, 0, tagged], Some((src, n)), None, None) })
     })
 }
 
@@ -964,7 +980,7 @@ pub unsafe extern "C" fn omptarget_rs_remote_retrieve_async(device: u32, dst: *m
     guard(|| {
         let n = usize::try_from(size).map_err(|_| "size too large")?;
         // SAFETY: the caller's contract.
-        enqueue(q, |c| unsafe { c.send_queued(device, op::RETRIEVE, [src, size, 0, 0, 0], None, None, Some((dst, n))) })
+        enqueue(q, |c, tagged| unsafe { c.send_queued(device, op::RETRIEVE, [src, size, 0, 0, tagged], None, None, Some((dst, n))) })
     })
 }
 
@@ -995,7 +1011,9 @@ pub unsafe extern "C" fn omptarget_rs_remote_launch_async(
         };
         let dims = u64::from(teams) | (u64::from(threads) << 32);
         // SAFETY: the payload is owned by the request.
-        enqueue(q, |c| unsafe { c.send_queued(device, op::LAUNCH, [kernel, n.into(), dims, tripcount, 0], None, Some(bytes), None) })
+        enqueue(q, |c, tagged| unsafe {
+            c.send_queued(device, op::LAUNCH, [kernel, n.into(), dims, tripcount, tagged], None, Some(bytes), None)
+        })
     })
 }
 
@@ -1035,17 +1053,21 @@ pub unsafe extern "C" fn omptarget_rs_remote_queue_sync(q: u64, wait: u32, done:
 }
 
 // ---- Events: a point in a queue (the number of its last request when
-// recorded). Work of one server runs in arrival order, so a queue whose
-// later requests go to the same server as the event's waits for nothing;
-// a queue of another server (another rank) or a local device waits here,
-// on this rank, until the event's requests have completed.
+// recorded). Servers run each queue's requests in order on a thread of its
+// own, so a queue whose later requests go to the server of all the event's
+// requests waits there: a WAIT request on it holds it until the event's
+// queue has run that many requests on that server. Any other queue (of
+// another server, another rank) waits on this rank until the event's
+// requests have completed.
 
 struct EventState {
     queue: QueueRef,
+    handle: u64,
     /// The queue's last request when recorded (`None`: nothing was queued).
     last: Option<u64>,
-    /// The server of every request up to `last`, when they all went to one.
-    server: Option<usize>,
+    /// When every request up to `last` went to one server: that server and
+    /// how many requests of the queue it had been sent by then.
+    server: Option<(usize, u64)>,
 }
 
 /// Events by handle (index + 1); `None`: free slot.
@@ -1066,9 +1088,9 @@ pub unsafe extern "C" fn omptarget_rs_remote_event_record(q: u64, handle: *mut u
             let mut servers = st.pending.iter().map(|(_, p)| p.server);
             let first = servers.next();
             let one = first.filter(|f| servers.all(|s| s == *f));
-            (last, one)
+            (last, one.map(|s| (s, st.sent.get(&s).copied().unwrap_or(0))))
         };
-        let ev = Some(EventState { queue, last, server });
+        let ev = Some(EventState { queue, handle: q, last, server });
         let mut evs = EVENTS.lock();
         let i = match evs.iter().position(Option::is_none) {
             Some(i) => {
@@ -1084,15 +1106,16 @@ pub unsafe extern "C" fn omptarget_rs_remote_event_record(q: u64, handle: *mut u
     })
 }
 
-/// Makes work sent after this call to remote device `device` (or, with
-/// `device` = `u32::MAX`, any device) run after the event: free when the
-/// event's requests went to the same server, else waits for them here.
-/// A failure of one of them is reported by its queue's synchronisation.
+/// Makes work queued on `q` (for remote device `device`) after this call
+/// run after the event: on the event's server, by a WAIT request on `q`
+/// that holds `q` there; else by waiting here for the event's requests.
+/// A failure of one of them is reported by its own queue's
+/// synchronisation.
 #[unsafe(no_mangle)]
-pub extern "C" fn omptarget_rs_remote_event_wait(handle: u64, device: u32) -> c_int {
+pub extern "C" fn omptarget_rs_remote_event_wait(handle: u64, device: u32, q: u64) -> c_int {
     guard(|| {
         let c = client()?;
-        let (queue, last, server) = {
+        let (queue, ev_handle, last, server) = {
             let evs = EVENTS.lock();
             let ev = usize::try_from(handle)
                 .ok()
@@ -1100,12 +1123,22 @@ pub extern "C" fn omptarget_rs_remote_event_wait(handle: u64, device: u32) -> c_
                 .and_then(|i| evs.get(i))
                 .and_then(Option::as_ref)
                 .ok_or_else(|| format!("no remote event {handle}"))?;
-            (ev.queue.clone(), ev.last, ev.server)
+            (ev.queue.clone(), ev.handle, ev.last, ev.server)
         };
         let Some(last) = last else { return Ok(()) };
+        if queue.lock().pending.front().is_none_or(|(n, _)| *n > last) {
+            return Ok(()); // completed already
+        }
         let waiter = c.devices.get(device as usize).map(|d| d.server);
-        if waiter.is_some() && waiter == server {
-            return Ok(());
+        if let Some((server, count)) = server
+            && waiter == Some(server)
+            && ev_handle != q
+        {
+            // SAFETY: no buffers.
+            return enqueue(q, |c, tagged| unsafe { c.send_queued(device, op::WAIT, [ev_handle, count, 0, 0, tagged], None, None, None) });
+        }
+        if ev_handle == q && waiter == server.map(|s| s.0) {
+            return Ok(()); // later work of the same queue on the same server runs after it anyway
         }
         queue.lock().complete_through(c, last);
         Ok(())

@@ -36,8 +36,15 @@ pub const IMAGE_MAX: u64 = 1 << 32;
 pub const ARGS_MAX: u64 = 4096;
 /// Longest symbol name.
 pub const NAME_MAX: u64 = 1 << 16;
-/// First word of the HELLO reply (protocol version 1).
-pub const MAGIC: u64 = 0x6f6d_7074_7273_0001;
+/// First word of the HELLO reply (protocol version 2: queued requests and
+/// copies between servers).
+pub const MAGIC: u64 = 0x6f6d_7074_7273_0002;
+/// The last header word of a queued request: this bit and the queue's
+/// handle (the server runs each queue's requests in order, on a thread of
+/// the queue's own).
+pub const QUEUED: u64 = 1 << 63;
+/// Most queues a program has at once (servers keep a thread per queue).
+pub const QUEUES_MAX: usize = 1024;
 
 /// Operations.
 pub mod op {
@@ -66,6 +73,9 @@ pub mod op {
     /// The receiving half (args: destination, size, peer rank, peer tag,
     /// time limit in ms).
     pub const RECV_FROM: u64 = 17;
+    /// Holds a queue until another queue of the program has run a number
+    /// of requests on this server (args: that queue's handle, the number).
+    pub const WAIT: u64 = 18;
 
     /// Name for messages.
     pub fn name(op: u64) -> &'static str {
@@ -87,6 +97,7 @@ pub mod op {
             EXCHANGE => "device-to-device copy",
             SEND_TO => "device-to-device copy to another server",
             RECV_FROM => "device-to-device copy from another server",
+            WAIT => "wait for an event",
             _ => "unknown operation",
         }
     }

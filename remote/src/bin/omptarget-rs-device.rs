@@ -45,6 +45,23 @@ struct State {
     /// Device memory the client may copy to and from: start → (end,
     /// device, `None` for an allocation or the image handle of a global).
     ranges: Mutex<BTreeMap<u64, Range>>,
+    /// What each of the program's queues has run here, by queue handle.
+    progress: Mutex<HashMap<u64, Arc<QueueProgress>>>,
+}
+
+/// Requests of one program queue that reached this server, and how many
+/// of them have run (a WAIT request of another queue waits on it).
+#[derive(Default)]
+struct QueueProgress {
+    arrived: std::sync::atomic::AtomicU64,
+    done: Mutex<u64>,
+    ran: parking_lot::Condvar,
+}
+
+impl State {
+    fn progress(&self, queue: u64) -> Arc<QueueProgress> {
+        self.progress.lock().entry(queue).or_default().clone()
+    }
 }
 
 impl State {
@@ -388,6 +405,19 @@ fn serve(st: &State, h: &[u64; wire::HEADER_WORDS], tag: c_int) -> Result<u64, S
             }
             Ok(0)
         }
+        op::WAIT => {
+            let (queue, count) = (a[0], a[1]);
+            let p = st.progress.lock().get(&queue).cloned();
+            let arrived = p.as_ref().map_or(0, |p| p.arrived.load(Ordering::Acquire));
+            let Some(p) = p.filter(|_| arrived >= count) else {
+                return Err(format!("wait for {count} requests of queue {queue}: only {arrived} reached this server"));
+            };
+            let mut done = p.done.lock();
+            while *done < count {
+                p.ran.wait(&mut done);
+            }
+            Ok(0)
+        }
         op::SEND_TO | op::RECV_FROM => {
             // A device-to-device copy between this server and another
             // server rank, the data going straight between the two.
@@ -591,7 +621,11 @@ fn main() {
         loaded: Mutex::new(HashMap::new()),
         kernels: Mutex::new(HashMap::new()),
         ranges: Mutex::new(BTreeMap::new()),
+        progress: Mutex::new(HashMap::new()),
     }));
+    // One thread per program queue runs its requests in order.
+    let mut queues: HashMap<u64, mpsc::Sender<[u64; wire::HEADER_WORDS]>> = HashMap::new();
+    let mut queue_threads: Vec<std::thread::JoinHandle<()>> = Vec::new();
     let workers: usize = std::env::var("OMPTARGET_RS_DEVICE_WORKERS").ok().and_then(|v| v.parse().ok()).unwrap_or(8).clamp(1, 64);
     let (tx, rx) = mpsc::channel::<[u64; wire::HEADER_WORDS]>();
     let rx = Arc::new(std::sync::Mutex::new(rx));
@@ -614,6 +648,7 @@ fn main() {
     let mut received = 0u64;
     let mut greeted = false;
     let mut receivers: Vec<std::thread::JoinHandle<()>> = Vec::new();
+    let mut skip_finalize = false;
     let first_contact = std::time::Duration::from_secs_f64(
         std::env::var("OMPTARGET_RS_DEVICE_WAIT").ok().and_then(|v| v.parse::<f64>().ok()).filter(|v| *v > 0.0).unwrap_or(30.0),
     );
@@ -652,6 +687,30 @@ fn main() {
             eprintln!("omptarget-rs-device rank {rank}: ignoring a request with tag {tag}");
             continue;
         }
+        if h[7] & wire::QUEUED != 0 && matches!(h[0], op::SUBMIT | op::RETRIEVE | op::LAUNCH | op::WAIT) {
+            let id = h[7] & !wire::QUEUED;
+            if id == 0 || id > wire::QUEUES_MAX as u64 {
+                reply(tag, wire::FAILED, 0, format!("queue handle {id} out of range").as_bytes());
+                continue;
+            }
+            let progress = st.progress(id);
+            progress.arrived.fetch_add(1, Ordering::AcqRel);
+            let tx = queues.entry(id).or_insert_with(|| {
+                let (tx, rx) = mpsc::channel::<[u64; wire::HEADER_WORDS]>();
+                queue_threads.push(std::thread::spawn(move || {
+                    while let Ok(h) = rx.recv() {
+                        worker(st, h);
+                        *progress.done.lock() += 1;
+                        progress.ran.notify_all();
+                    }
+                }));
+                tx
+            });
+            if tx.send(h).is_err() {
+                break;
+            }
+            continue;
+        }
         match h[0] {
             op::PING => reply(tag, wire::OK, 0, &[]),
             op::HELLO => {
@@ -660,6 +719,8 @@ fn main() {
             }
             op::SHUTDOWN => {
                 reply(tag, wire::OK, 0, &[]);
+                // The program saw a server die: MPI_Finalize would wait for it.
+                skip_finalize = h[3] != 0;
                 break;
             }
             // A launch sent while the program had other requests to this
@@ -683,11 +744,23 @@ fn main() {
         }
     }
     drop(tx);
-    for t in receivers.into_iter().chain(pool) {
+    drop(queues);
+    for t in receivers.into_iter().chain(pool).chain(queue_threads) {
         let _ = t.join();
     }
     stop_pings.store(true, Ordering::Release);
     let _ = pinger.join();
-    // MPI_Finalize.
+    if skip_finalize {
+        std::mem::forget(universe);
+        return;
+    }
+    // MPI_Finalize, bounded: a rank that died without the program noticing
+    // would keep it waiting.
+    std::thread::spawn(|| {
+        std::thread::sleep(std::time::Duration::from_secs(30));
+        eprintln!("omptarget-rs-device: MPI_Finalize did not return in 30 s (a rank died?); exiting");
+        // SAFETY: ends the process at once; nothing of this process is needed any more.
+        unsafe { libc::_exit(0) };
+    });
     drop(universe);
 }

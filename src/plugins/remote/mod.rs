@@ -43,7 +43,7 @@ driver_table! {
         required fn omptarget_rs_remote_launch_async(device: u32, kernel: u64, args: *const u64, n: u32, teams: u32, threads: u32, tripcount: u64, q: u64) -> c_int;
         required fn omptarget_rs_remote_queue_sync(q: u64, wait: u32, done: *mut u32) -> c_int;
         required fn omptarget_rs_remote_event_record(q: u64, handle: *mut u64) -> c_int;
-        required fn omptarget_rs_remote_event_wait(handle: u64, device: u32) -> c_int;
+        required fn omptarget_rs_remote_event_wait(handle: u64, device: u32, q: u64) -> c_int;
         required fn omptarget_rs_remote_event_release(handle: u64) -> c_int;
     }
 }
@@ -363,10 +363,10 @@ impl Plugin for RemotePlugin {
 
     // Queues: requests sent one after the other without waiting for their
     // replies (the client library keeps them in flight, in order); a
-    // synchronisation waits for all of them. An event is a point in a
-    // queue: a queue of the same server waits for nothing (a server runs
-    // its requests in arrival order); any other waits on this rank until
-    // the event's requests have completed.
+    // synchronisation waits for all of them. Servers run each queue's
+    // requests in order on a thread of the queue's own. An event is a point
+    // in a queue: another queue on the same server waits for it there; any
+    // other waits on this rank until the event's requests have completed.
     fn has_queues(&self) -> bool {
         true
     }
@@ -449,10 +449,10 @@ impl Plugin for RemotePlugin {
         Ok(e)
     }
 
-    fn event_wait(&self, device: usize, event: EventHandle, _queue: QueueHandle) -> Result<()> {
+    fn event_wait(&self, device: usize, event: EventHandle, queue: QueueHandle) -> Result<()> {
         let r = self.remote()?;
         // SAFETY: plain values.
-        r.lib.check(unsafe { (r.lib.omptarget_rs_remote_event_wait)(event, dev32(device)) }, "event wait")
+        r.lib.check(unsafe { (r.lib.omptarget_rs_remote_event_wait)(event, dev32(device), queue) }, "event wait")
     }
 
     fn event_release(&self, _device: usize, event: EventHandle) {
