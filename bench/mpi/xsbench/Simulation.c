@@ -11,6 +11,92 @@
 // are not yet implemented for this OpenMP targeting offload port.
 ////////////////////////////////////////////////////////////////////////////////////
 
+#ifdef XS_SPREAD
+// ---- omptarget-rs change (built with -DXS_SPREAD) --------------------------
+// Spreads the event-based lookups over several OpenMP devices, e.g. remote
+// devices of omptarget-rs-device MPI ranks:
+//   XS_DEVICES=4,5,6   devices to use, round robin (default: the default device)
+//   XS_CHUNKS=n        chunks of lookups (default: one per device)
+// The read-only data is mapped to each device once, before the lookups
+// (xs_spread_begin); each chunk then maps only its slice of "verification".
+// The hash is a sum over lookups, so the order of chunks does not change it.
+#define XS_MAX_DEVICES 64
+typedef struct{
+	int ndev;
+	int devs[XS_MAX_DEVICES];
+	int nchunks;
+	double t0, t_mapped;
+} XSSpread;
+
+static XSSpread xs_spread_begin( Inputs in, SimulationData SD )
+{
+	XSSpread sp;
+	sp.ndev = 0;
+	const char * env = getenv("XS_DEVICES");
+	int num_devices = omp_get_num_devices();
+	if( env == NULL || *env == '\0' )
+		sp.devs[sp.ndev++] = omp_get_default_device();
+	else
+	{
+		const char * p = env;
+		while( *p )
+		{
+			char * end;
+			long d = strtol(p, &end, 10);
+			if( end == p || d < 0 || d >= num_devices || sp.ndev == XS_MAX_DEVICES )
+			{
+				printf("Error: XS_DEVICES=%s: want device numbers 0..%d, comma separated\n", env, num_devices - 1);
+				exit(1);
+			}
+			sp.devs[sp.ndev++] = (int) d;
+			p = (*end == ',') ? end + 1 : end;
+		}
+	}
+	const char * chunks = getenv("XS_CHUNKS");
+	sp.nchunks = chunks ? atoi(chunks) : sp.ndev;
+	if( sp.nchunks < 1 || sp.nchunks > in.lookups )
+	{
+		printf("Error: XS_CHUNKS must be 1..lookups\n");
+		exit(1);
+	}
+	printf("XS spread: devices %s (of %d), %d chunks\n", (env && *env) ? env : "default", num_devices, sp.nchunks);
+	sp.t0 = omp_get_wtime();
+	// Map the read-only data to all devices at once (one host thread each).
+	#pragma omp parallel num_threads(sp.ndev)
+	{
+		int dev = sp.devs[omp_get_thread_num()];
+		#pragma omp target enter data device(dev)\
+		map(to: SD.num_nucs[:SD.length_num_nucs])\
+		map(to: SD.concs[:SD.length_concs])\
+		map(to: SD.mats[:SD.length_mats])\
+		map(to: SD.unionized_energy_array[:SD.length_unionized_energy_array])\
+		map(to: SD.index_grid[:SD.length_index_grid])\
+		map(to: SD.nuclide_grid[:SD.length_nuclide_grid])
+	}
+	sp.t_mapped = omp_get_wtime();
+	return sp;
+}
+
+static void xs_spread_end( XSSpread * sp, SimulationData SD )
+{
+	double t_done = omp_get_wtime();
+	#pragma omp parallel num_threads(sp->ndev)
+	{
+		int dev = sp->devs[omp_get_thread_num()];
+		#pragma omp target exit data device(dev)\
+		map(delete: SD.num_nucs[:SD.length_num_nucs])\
+		map(delete: SD.concs[:SD.length_concs])\
+		map(delete: SD.mats[:SD.length_mats])\
+		map(delete: SD.unionized_energy_array[:SD.length_unionized_energy_array])\
+		map(delete: SD.index_grid[:SD.length_index_grid])\
+		map(delete: SD.nuclide_grid[:SD.length_nuclide_grid])
+	}
+	printf("XS spread: map once %.3f s, lookups %.3f s, unmap %.3f s\n",
+	       sp->t_mapped - sp->t0, t_done - sp->t_mapped, omp_get_wtime() - t_done);
+}
+// ---- end of omptarget-rs change ---------------------------------------------
+#endif
+
 unsigned long long run_event_based_simulation(Inputs in, SimulationData SD, int mype)
 {
 	if( mype == 0)	
@@ -41,6 +127,7 @@ unsigned long long run_event_based_simulation(Inputs in, SimulationData SD, int 
 	////////////////////////////////////////////////////////////////////////////////
 	unsigned long long * verification = (unsigned long long *) malloc(in.lookups * sizeof(unsigned long long));
 
+#ifndef XS_SPREAD
 	#pragma omp target teams distribute parallel for\
 	map(to: SD.max_num_nucs)\
 	map(to: SD.num_nucs[:SD.length_num_nucs])\
@@ -51,6 +138,28 @@ unsigned long long run_event_based_simulation(Inputs in, SimulationData SD, int 
 	map(to: SD.nuclide_grid[:SD.length_nuclide_grid])\
   map(from: verification[:in.lookups])
 	for( int i = 0; i < in.lookups; i++ )
+#else
+	// ---- omptarget-rs change: chunk c on device devs[c % ndev], one host
+	// thread per device; the data below is already present (no copy) ----
+	XSSpread sp = xs_spread_begin(in, SD);
+	#pragma omp parallel num_threads(sp.ndev)
+	for( int c = omp_get_thread_num(); c < sp.nchunks; c += sp.ndev )
+	{
+	int dev = sp.devs[omp_get_thread_num()];
+	int lo = (int) ((long) in.lookups * c / sp.nchunks);
+	int hi = (int) ((long) in.lookups * (c + 1) / sp.nchunks);
+	#pragma omp target teams distribute parallel for device(dev)\
+	map(to: SD.max_num_nucs)\
+	map(to: SD.num_nucs[:SD.length_num_nucs])\
+	map(to: SD.concs[:SD.length_concs])\
+	map(to: SD.mats[:SD.length_mats])\
+	map(to: SD.unionized_energy_array[:SD.length_unionized_energy_array])\
+	map(to: SD.index_grid[:SD.length_index_grid])\
+	map(to: SD.nuclide_grid[:SD.length_nuclide_grid])\
+	map(from: verification[lo:hi-lo])
+	for( int i = lo; i < hi; i++ )
+	// ---- end of change: the loop body is upstream's ----
+#endif
 	{
 		// Set the initial seed value
 		uint64_t seed = STARTING_SEED;	
@@ -105,6 +214,10 @@ unsigned long long run_event_based_simulation(Inputs in, SimulationData SD, int 
 		}
 		verification[i] = max_idx+1;
 	}
+#ifdef XS_SPREAD
+	} // omptarget-rs change: closes the loop over chunks
+	xs_spread_end(&sp, SD);
+#endif
 
   // Reduce validation hash on the host
   unsigned long long validation_hash = 0;
