@@ -241,11 +241,7 @@ pub fn ol_calls(data: &[u8]) {
 
     let mut bytes = data.iter().copied();
     let mut next = move || bytes.next();
-    // SAFETY: every host pointer passed below is one of this function's
-    // buffers with at least the size passed (the header's contract for host
-    // memory); handles and device pointers may be anything (the API checks
-    // them); launched kernels take no parameters; queued work that reads
-    // `host` completes (olSyncQueue / olShutDown) before it is dropped.
+    // SAFETY: every host pointer passed below is one of this function's buffers with at least the size passed (the header's contract for host memory); handles and device pointers may be anything (the API checks them); launched kernels take no parameters; queued work that reads `host` completes (olSyncQueue / olShutDown) before it is dropped.
     unsafe {
         if !ol::olInit().is_null() {
             return;

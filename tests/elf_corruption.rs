@@ -160,8 +160,7 @@ fn load_in_child(image: &[u8]) -> Result<Option<String>, String> {
     let mut fds = [0; 2];
     // SAFETY: `fds` has room for the two descriptors pipe writes.
     assert_eq!(unsafe { libc::pipe(fds.as_mut_ptr()) }, 0, "pipe");
-    // SAFETY: the child only loads the image, writes its verdict and _exits;
-    // this test binary runs this one test, so no other thread of ours holds a lock the child needs.
+    // SAFETY: the child only loads the image, writes its verdict and _exits; this test binary runs this one test, so no other thread of ours holds a lock the child needs.
     let pid = unsafe { libc::fork() };
     assert!(pid >= 0, "fork");
     if pid == 0 {

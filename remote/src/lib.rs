@@ -547,12 +547,11 @@ pub extern "C" fn omptarget_rs_remote_exchange(src_device: u32, src: u64, dst_de
         if !c.relay_copies {
             let peer_tag = u64::try_from(c.tag()).unwrap_or_default();
             let limit_ms = u64::try_from(c.timeout.as_millis()).unwrap_or(u64::MAX);
+            let (to_dst, to_src) = ([dst, size, ss.rank as u64, peer_tag, limit_ms], [src, size, ds.rank as u64, peer_tag, limit_ms]);
             // SAFETY: no buffers.
-            let receiving =
-                unsafe { c.send_queued(dst_device, op::RECV_FROM, [dst, size, ss.rank as u64, peer_tag, limit_ms], None, None, None) }?;
+            let receiving = unsafe { c.send_queued(dst_device, op::RECV_FROM, to_dst, None, None, None) }?;
             // SAFETY: no buffers.
-            let sending =
-                unsafe { c.send_queued(src_device, op::SEND_TO, [src, size, ds.rank as u64, peer_tag, limit_ms], None, None, None) };
+            let sending = unsafe { c.send_queued(src_device, op::SEND_TO, to_src, None, None, None) };
             // Both answers are waited for, the sender's first: a receiver
             // whose sender failed answers once its deadline has passed.
             let sent = sending.and_then(|p| c.complete(p));

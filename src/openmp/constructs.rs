@@ -36,9 +36,7 @@ pub unsafe fn kernel(
     args: *mut __tgt_kernel_arguments,
 ) -> i32 {
     int_entry("__tgt_target_kernel", || {
-        // SAFETY: `launch_fast` has this function's contract (loc NULL or
-        // valid, args a struct of its version with NumArgs-long arrays),
-        // which the caller gives; it checks args for NULL and alignment itself.
+        // SAFETY: `launch_fast` has this function's contract (loc NULL or valid, args a struct of its version with NumArgs-long arrays), which the caller gives; it checks args for NULL and alignment itself.
         if let Some(rc) = unsafe { launch_fast(loc, device_id, num_teams, host_ptr, args) } {
             return Ok(rc);
         }
@@ -526,8 +524,7 @@ unsafe fn launch_fast(
         const BY_VALUE: u64 = MapType::LITERAL | MapType::TARGET_PARAM;
         const MOTION: u64 = MapType::TO | MapType::FROM;
         for i in 0..n {
-            // SAFETY: `types` and `sizes` were checked non-NULL and 8-aligned
-            // above, they hold NumArgs elements (caller's contract), and i < NumArgs.
+            // SAFETY: `types` and `sizes` were checked non-NULL and 8-aligned above, they hold NumArgs elements (caller's contract), and i < NumArgs.
             let (ty, size) = unsafe { (*types.add(i) as u64 & !MapType::IMPLICIT, *sizes.add(i)) };
             // SAFETY: as above; a NULL mappers array means no mappers.
             let mapper = if mappers.is_null() { 0 } else { unsafe { *mappers.add(i) as usize } };

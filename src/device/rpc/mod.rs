@@ -196,8 +196,7 @@ pub fn attach(dev: &'static Device, handle: ImageHandle, image: &[u8]) -> Result
     unsafe { std::ptr::write_bytes(base as usize as *mut u8, 0, bytes as usize) };
     let client = protocol::client_bytes(ports, base);
     let wrote = p.get_global(d, handle, CLIENT_SYMBOL, CLIENT_BYTES as u64).and_then(|addr| {
-        // SAFETY: `client` is CLIENT_BYTES readable bytes; `addr` is the image's
-        // client object, which the symbol table says holds at least that many.
+        // SAFETY: `client` is CLIENT_BYTES readable bytes; `addr` is the image's client object, which the symbol table says holds at least that many.
         unsafe { p.submit(d, addr, client.as_ptr() as usize, CLIENT_BYTES as u64) }
     });
     if let Err(e) = wrote {
@@ -358,8 +357,7 @@ impl Server {
     /// Serves one call: registered handlers first (in order), then ours.
     fn handle(&self, port: &mut Port) -> std::result::Result<u32, Stall> {
         for h in handlers(self.dev.plugin.name()) {
-            // SAFETY: `port` has LLVM's `rpc::Port<true>` layout and lives for
-            // the call; the handler was registered to receive exactly this.
+            // SAFETY: `port` has LLVM's `rpc::Port<true>` layout and lives for the call; the handler was registered to receive exactly this.
             let status = unsafe { h(port as *mut Port as *mut c_void, self.lanes) };
             if status != RPC_UNHANDLED_OPCODE {
                 return Ok(status);
@@ -393,8 +391,7 @@ impl Server {
                 port.recv(|_, b| status = b.data[0] as u32 as i32)?;
                 crate::debug!("rpc: device {}: the kernel called exit({status})", self.dev.id);
                 crate::base::cstream::c_flush_all();
-                // SAFETY: ends the process at once, as LLVM's server does
-                // (quick_exit); the C streams were flushed just above.
+                // SAFETY: ends the process at once, as LLVM's server does (quick_exit); the C streams were flushed just above.
                 unsafe { libc::_exit(status) }
             }
             opcode::ABORT => {

@@ -287,10 +287,7 @@ fn c_format(spec: &str, arg: Arg<'_>) -> Vec<u8> {
     let mut buf = vec![0u8; 128];
     for _ in 0..2 {
         let (p, n) = (buf.as_mut_ptr() as *mut libc::c_char, buf.len());
-        // SAFETY: `cspec` is a NUL-terminated spec holding exactly one
-        // conversion, built by `format` to match the one argument passed
-        // with its C type; `buf` is writable for `n` bytes; `sptr` is null
-        // (printed as "(null)" by glibc) or a NUL-terminated string alive here.
+        // SAFETY: `cspec` is a NUL-terminated spec holding exactly one conversion, built by `format` to match the one argument passed with its C type; `buf` is writable for `n` bytes; `sptr` is null (printed as "(null)" by glibc) or a NUL-terminated string alive here.
         let r = unsafe {
             match arg {
                 Arg::Int(v) => libc::snprintf(p, n, cspec.as_ptr(), v as libc::c_uint),

@@ -137,9 +137,7 @@ impl Process {
     }
 
     fn mailbox(p: *const u32, index: u32) -> &'static AtomicU32 {
-        // SAFETY: callers pass index < port_count; the mailbox arrays hold
-        // port_count aligned u32s inside the live buffer, which outlives every
-        // port (the server is detached only when no port is open).
+        // SAFETY: callers pass index < port_count; the mailbox arrays hold port_count aligned u32s inside the live buffer, which outlives every port (the server is detached only when no port is open).
         unsafe { AtomicU32::from_ptr(p.add(index as usize) as *mut u32) }
     }
 
@@ -192,8 +190,7 @@ impl Process {
     }
 
     fn header(&self, index: u32) -> Header {
-        // SAFETY: index < port_count; the headers lie inside the live buffer;
-        // a volatile read of plain data the client wrote before handing us the port.
+        // SAFETY: index < port_count; the headers lie inside the live buffer; a volatile read of plain data the client wrote before handing us the port.
         unsafe { std::ptr::read_volatile(self.header.add(index as usize)) }
     }
 }
@@ -222,8 +219,7 @@ pub fn timeout() -> Duration {
 
 impl Port {
     fn process(&self) -> &Process {
-        // SAFETY: a port is made by `Process::try_open` from a process that
-        // outlives it (the server keeps both while the call runs).
+        // SAFETY: a port is made by `Process::try_open` from a process that outlives it (the server keeps both while the call runs).
         unsafe { &*self.process }
     }
 
@@ -240,8 +236,7 @@ impl Port {
 
     fn slot(&self, lane: u32) -> *mut Buffer {
         debug_assert!(lane < self.lane_size);
-        // SAFETY: index < port_count and lane < lane_size (lane_mask was cut
-        // to lane_size bits), so the slot lies inside the buffer's packets.
+        // SAFETY: index < port_count and lane < lane_size (lane_mask was cut to lane_size bits), so the slot lies inside the buffer's packets.
         unsafe { self.process().packet.add(self.index as usize * self.lane_size as usize + lane as usize) }
     }
 
@@ -365,8 +360,7 @@ impl Port {
             self.out = self.process().invert_outbox(self.index, self.out);
             self.owns_buffer = false;
         }
-        // SAFETY: the port's process outlives it; only the server thread
-        // touches the server's lock bits.
+        // SAFETY: the port's process outlives it; only the server thread touches the server's lock bits.
         let p = unsafe { &mut *self.process };
         p.lock[(self.index / 32) as usize] &= !(1u32 << (self.index % 32));
     }

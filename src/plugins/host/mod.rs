@@ -143,9 +143,7 @@ fn alloc_huge(bytes: usize) -> Option<u64> {
 #[inline(always)]
 unsafe fn move_bytes(dst: *mut u8, src: *const u8, n: usize) {
     use std::ptr::{read_unaligned as rd, write_unaligned as wr};
-    // SAFETY: every access below lies in `[src, src+n)` or `[dst, dst+n)`
-    // (the caller's contract); each pair of loads comes before its stores,
-    // so overlapping ranges copy as with memmove.
+    // SAFETY: every access below lies in `[src, src+n)` or `[dst, dst+n)` (the caller's contract); each pair of loads comes before its stores, so overlapping ranges copy as with memmove.
     unsafe {
         if n > 16 {
             std::ptr::copy(src, dst, n);
@@ -256,9 +254,7 @@ impl HostPlugin {
         {
             // Advice only: a kernel without MADV_POPULATE_WRITE (before 5.14)
             // refuses it, and the copy then faults the pages in itself.
-            // SAFETY: whole pages inside a live device block of this plugin
-            // that the copy which follows overwrites; populating faults them
-            // in writable and keeps their contents.
+            // SAFETY: whole pages inside a live device block of this plugin that the copy which follows overwrites; populating faults them in writable and keeps their contents.
             unsafe { libc::madvise(first as *mut libc::c_void, len, libc::MADV_POPULATE_WRITE) };
         }
         // SAFETY: the caller's contract.
