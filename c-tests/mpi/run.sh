@@ -21,6 +21,9 @@
 #               pieces), chains of device-to-device copies through every
 #               remote device both ways (straight between servers), 8
 #               threads mapping one array to one remote device at once
+#   struct_threads.c
+#               4 threads map one struct's pointer members to 4 remote
+#               devices of 2 servers at once, 20 rounds
 #   ol_copies.c the same copies through ol*, with the CUDA stand-in
 #               (target/gpu-images/mock-cuda, built by c-tests/gpu-images.sh)
 #               on the servers: their GPU devices stage through host memory
@@ -57,7 +60,7 @@ DIFF=(always_delete_release array_section attach_through_param_pointer enter_exi
   pointer_attach target_data zero_length_sections refcount_steps nowait_shared_input_release nowait_taskwait)
 
 set -e
-for p in basic threads kill copies; do
+for p in basic threads kill copies struct_threads; do
   clang-22 -O2 -Wall "${OFFLOAD[@]}" "$S/$p.c" -o "$O/$p"
 done
 for p in "${DIFF[@]}"; do
@@ -126,6 +129,11 @@ rc=$?
 if [ $rc = 0 ] && [ "$(grep -c ": ok$" "$O/copies.out")" = 7 ] && [ "$(tail -n 1 "$O/copies.out")" = ok ]; then
   ok "copies.c: 40 MiB + 3 on 4 remote devices, chains between servers both ways, 8 threads map one array"
 else bad "copies.c (exit $rc)" "$O/copies.out"; fi
+"${MPIRUN[@]}" -np 1 "$O/struct_threads" 4 : -np 2 "$SERVER" --devices 2 >"$O/struct_threads.out" 2>&1
+rc=$?
+if [ $rc = 0 ] && [ "$(tail -n 1 "$O/struct_threads.out")" = ok ]; then
+  ok "struct_threads.c: 4 threads map one struct's pointer members to 4 remote devices at once, 20 rounds"
+else bad "struct_threads.c (exit $rc)" "$O/struct_threads.out"; fi
 if [ $HAVE_OL = 1 ]; then
   MOCK=$ROOT/target/gpu-images/mock-cuda/libcuda.so.1
   if [ -e "$MOCK" ]; then

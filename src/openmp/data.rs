@@ -432,6 +432,13 @@ fn submit(q: &mut AsyncInfo, tgt: u64, host: usize, size: u64, name: usize, entr
 #[inline(always)] // A flag test and the plugin call: not worth a call of its own.
 /// Names as in [`submit`].
 fn retrieve(q: &mut AsyncInfo, host: usize, tgt: u64, size: u64, name: usize, entry_name: usize) -> Result<()> {
+    retrieve_shown_as(q, host, host, tgt, size, name, entry_name)
+}
+
+/// [`retrieve`] into `dst`, reported as a copy to the list item at `host`.
+#[allow(clippy::too_many_arguments)] // retrieve's list item plus where the bytes land.
+#[inline(always)] // As `retrieve`.
+fn retrieve_shown_as(q: &mut AsyncInfo, host: usize, dst: usize, tgt: u64, size: u64, name: usize, entry_name: usize) -> Result<()> {
     diag::info(info::DATA_TRANSFER, q.dev.id, || {
         format!(
             "Copying data from device to host, TgtPtr={}, HstPtr={}, Size={size}, Name={}",
@@ -443,8 +450,56 @@ fn retrieve(q: &mut AsyncInfo, host: usize, tgt: u64, size: u64, name: usize, en
     if crate::tools::profile::on() {
         crate::tools::profile::set_var(name);
     }
-    // SAFETY: as in `submit`: a map list item the program keeps valid.
-    unsafe { q.retrieve(host, tgt, size) }.inspect_err(|_| diag::report("Copying data from device failed."))
+    // SAFETY: as in `submit`: a map list item the program keeps valid, or a staging buffer of `size` bytes kept until the copy landed.
+    unsafe { q.retrieve(dst, tgt, size) }.inspect_err(|_| diag::report("Copying data from device failed."))
+}
+
+/// The copy back of `[host, host+size)` of `e` (device address `tgt`).
+/// Where pointers attached to device memory lie inside the range, the
+/// device bytes land in a staging buffer and only the bytes around those
+/// pointers are written to the host, once the copy landed: a host pointer
+/// is never overwritten with the device address only to be restored
+/// afterwards. (LLVM writes and restores, so another thread that maps the
+/// same host struct, to another device, can read the device address in
+/// between and attach through it.) One copy either way, as the tools see it.
+#[inline(always)] // One flag test in front of `retrieve` on the copy-back paths.
+fn retrieve_entry(q: &mut AsyncInfo, e: &MapEntry, host: usize, tgt: u64, size: u64, name: usize, entry_name: usize) -> Result<()> {
+    if !e.has_shadows() {
+        return retrieve(q, host, tgt, size, name, entry_name);
+    }
+    retrieve_around_shadows(q, e, host, tgt, size, name, entry_name)
+}
+
+/// [`retrieve_entry`] of an entry with attached pointers.
+#[cold]
+#[inline(never)]
+fn retrieve_around_shadows(q: &mut AsyncInfo, e: &MapEntry, host: usize, tgt: u64, size: u64, name: usize, entry_name: usize) -> Result<()> {
+    let end = host.saturating_add(size as usize);
+    let mut slots: smallvec::SmallVec<[usize; 4]> =
+        e.shadows.lock().iter().map(|s| s.host_ptr_addr).filter(|&a| a >= host && a < end).collect();
+    if slots.is_empty() {
+        return retrieve(q, host, tgt, size, name, entry_name);
+    }
+    slots.sort_unstable();
+    let len = usize::try_from(size).map_err(|_| OffloadError::Mapping(format!("no host memory for a {size}-byte copy back")))?;
+    let mut stage: Vec<u8> = Vec::new();
+    stage.try_reserve_exact(len).map_err(|_| OffloadError::Mapping(format!("no host memory for a {size}-byte copy back")))?;
+    stage.resize(len, 0);
+    let stage = stage.into_boxed_slice();
+    let staging = stage.as_ptr() as usize;
+    crate::tools::ompt::showing_host_as(staging, host, || retrieve_shown_as(q, host, staging, tgt, size, name, entry_name))?;
+    q.after(move || {
+        let mut at = host;
+        for slot in slots.iter().copied().chain(std::iter::once(end)) {
+            if slot > at {
+                let from = &stage[at - host..slot - host];
+                // SAFETY: [at, slot) lies in the map list item's host range, which the program keeps valid; the staging buffer holds its bytes.
+                unsafe { std::ptr::copy_nonoverlapping(from.as_ptr(), at as *mut u8, from.len()) };
+            }
+            at = at.max(slot.saturating_add(8).min(end));
+        }
+        Ok(())
+    })
 }
 
 /// Reads the pointer stored at host address `addr`.
@@ -701,12 +756,17 @@ fn end_fast(dev: &OmpDevice, a: &MapArg, post: &mut EndQueue, q: &mut AsyncInfo)
     let (hold, force_delete) = (t.any(MapType::OMPX_HOLD), t.any(MapType::DELETE));
     let from = t.any(MapType::FROM);
     let release = |e: &Arc<MapEntry>| {
+        // A copy back around attached pointers takes the general path.
+        if from && e.has_shadows() {
+            return None;
+        }
         let is_last = e.release(hold, force_delete);
         // The copy back of the last reference is ordered with other
         // releases of the entry (see `MapEntry::take_copy_ticket`).
         let ticket = (is_last && from).then(|| e.take_copy_ticket());
         // finish_end has work only for an entry whose count is now zero, or
-        // one with attached pointers to restore: only those are queued (an
+        // one with attached pointers to restore (attached by another thread
+        // since the test above): only those are queued (an
         // exit from still-referenced data then takes no reference at all).
         let queue = is_last || e.total() == 0 || (from && e.has_shadows());
         Some((queue.then(|| e.clone()), ticket, e.tgt_of(a.begin), e.name))
@@ -1109,7 +1169,8 @@ pub fn data_end(dev: &OmpDevice, args: &[MapArg], from_mapper: bool, post: &mut 
             // Our copy back waits for the kernels of constructs that released
             // the entry before; a construct that maps the range again
             // meanwhile waits for our copy back.
-            let chained = if copy { chain_event(&entry, q, |q| retrieve(q, a.begin, r.tgt, size, a.name, entry.name)) } else { Ok(()) };
+            let chained =
+                if copy { chain_event(&entry, q, |q| retrieve_entry(q, &entry, a.begin, r.tgt, size, a.name, entry.name)) } else { Ok(()) };
             if let Err(err) = chained {
                 if ticket {
                     entry.complete_copy_ticket();
@@ -1118,10 +1179,10 @@ pub fn data_end(dev: &OmpDevice, args: &[MapArg], from_mapper: bool, post: &mut 
             }
         } else {
             match r.ticket {
-                Some(tk) => {
-                    copy_back_in_turn(&entry, tk, || if copy { retrieve(q, a.begin, r.tgt, size, a.name, entry.name) } else { Ok(()) })?
-                }
-                None if copy => retrieve(q, a.begin, r.tgt, size, a.name, entry.name)?,
+                Some(tk) => copy_back_in_turn(&entry, tk, || {
+                    if copy { retrieve_entry(q, &entry, a.begin, r.tgt, size, a.name, entry.name) } else { Ok(()) }
+                })?,
+                None if copy => retrieve_entry(q, &entry, a.begin, r.tgt, size, a.name, entry.name)?,
                 None => {}
             }
         }
@@ -1342,7 +1403,7 @@ fn update_entry(entry: &MapEntry, begin: usize, size: u64, tgt: u64, t: MapType,
         }
     }
     if t.any(MapType::FROM) {
-        chain_event(entry, q, |q| retrieve(q, begin, tgt, size, name, entry.name))?;
+        chain_event(entry, q, |q| retrieve_entry(q, entry, begin, tgt, size, name, entry.name))?;
         if shadows {
             let restores: smallvec::SmallVec<[(usize, u64); 4]> = entry
                 .shadows

@@ -452,7 +452,25 @@ pub fn to_device(begin: bool, device: usize, host: usize, tgt: u64, bytes: u64) 
 #[cold]
 #[inline(never)]
 pub fn from_device(begin: bool, device: usize, tgt: u64, host: usize, bytes: u64) {
+    let (staging, shown) = SHOWN_AS.get();
+    let host = if staging != 0 && host == staging { shown } else { host };
     data_op(begin, device, Op::FromDevice, tgt as usize, device as i64, host, host_device(), bytes, codeptr_placeholder());
+}
+
+thread_local! {
+    /// A host buffer that stands for another host address in this thread's
+    /// copies from the device (see [`showing_host_as`]).
+    static SHOWN_AS: std::cell::Cell<(usize, usize)> = const { std::cell::Cell::new((0, 0)) };
+}
+
+/// Runs `f`, in which a copy from the device into the host buffer `staging`
+/// is reported to tools as a copy to `shown`: the copy of a list item that
+/// lands in a staging buffer first is the list item's copy for the tool.
+pub fn showing_host_as<R>(staging: usize, shown: usize, f: impl FnOnce() -> R) -> R {
+    let before = SHOWN_AS.replace((staging, shown));
+    let r = f();
+    SHOWN_AS.set(before);
+    r
 }
 
 /// Whether work queued for `device` must be waited for before an
