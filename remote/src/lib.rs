@@ -32,6 +32,8 @@ struct Server {
     sending_image: Mutex<()>,
     /// Requests of this process to this server in flight now.
     in_flight: AtomicUsize,
+    /// Queued requests to this server not completed yet.
+    queued: AtomicUsize,
 }
 
 /// Counts a request in flight while it lives.
@@ -368,6 +370,7 @@ fn start() -> Result<Client, String> {
             images: Mutex::new(HashSet::new()),
             sending_image: Mutex::new(()),
             in_flight: AtomicUsize::new(0),
+            queued: AtomicUsize::new(0),
         })
         .collect();
     let mut c = Client {
@@ -714,6 +717,8 @@ struct Pending {
     /// Data receives of a copy back (posted up front; MPI keeps one
     /// source's messages of one tag in order: the reply comes first).
     data: Vec<(Request, usize)>,
+    /// Counted in its server's `queued` until completed.
+    counted: bool,
 }
 
 /// One queue: its requests in flight, in order, numbered.
@@ -841,6 +846,7 @@ impl Client {
             sends: Vec::new(),
             _owned: None,
             data: Vec::new(),
+            counted: false,
         };
         // SAFETY: the header box lives in the Pending.
         let h = unsafe { Request::send(p.header.as_ptr(), p.header.len(), server.rank, wire::TAG_REQUEST) };
@@ -883,7 +889,16 @@ impl Client {
     }
 
     /// Waits for a queued request to complete; its error, if any.
-    fn complete(&self, mut p: Pending) -> Result<(), String> {
+    fn complete(&self, p: Pending) -> Result<(), String> {
+        let (server, counted) = (p.server, p.counted);
+        let r = self.complete_pending(p);
+        if counted {
+            self.servers[server].queued.fetch_sub(1, Ordering::AcqRel);
+        }
+        r
+    }
+
+    fn complete_pending(&self, mut p: Pending) -> Result<(), String> {
         let server = &self.servers[p.server];
         let what = p.what;
         if let Err(e) = self.wait(server, &mut p.recv, what) {
@@ -941,15 +956,25 @@ impl Pending {
     }
 }
 
-/// Sends a request on queue `handle`: `make` gets the header word that
-/// marks it as the queue's (servers run each queue's requests in order, on
-/// a thread per queue) and sends it. The queue stays locked meanwhile, so
-/// its requests reach each server in the order they are numbered.
-fn enqueue(handle: u64, make: impl FnOnce(&Client, u64) -> Result<Pending, String>) -> Result<(), String> {
+/// Sends a request for remote device `device` on queue `handle`: `make`
+/// gets the header word that marks it as the queue's (servers run each
+/// queue's requests in order, on a thread per queue, or at once on their
+/// main thread when the word says nothing of this process but this queue
+/// is in flight to that server: no thread hand-off for a lone construct) and
+/// sends it. The queue stays locked meanwhile, so its requests reach each
+/// server in the order they are numbered.
+fn enqueue(handle: u64, device: u32, make: impl FnOnce(&Client, u64) -> Result<Pending, String>) -> Result<(), String> {
     let c = client()?;
     let q = queue(handle)?;
     let mut q = q.lock();
-    let p = make(c, wire::QUEUED | handle)?;
+    let server = &c.servers[c.device(device)?.1.server];
+    let si = c.device(device)?.1.server;
+    let mine = q.pending.iter().filter(|(_, p)| p.server == si).count();
+    let alone = server.in_flight.load(Ordering::Acquire) == 0 && server.queued.load(Ordering::Acquire) == mine;
+    let word = wire::QUEUED | handle | if alone { wire::ALONE } else { 0 };
+    let mut p = make(c, word)?;
+    p.counted = true;
+    server.queued.fetch_add(1, Ordering::AcqRel);
     *q.sent.entry(p.server).or_default() += 1;
     let n = q.next;
     q.next += 1;
@@ -966,7 +991,7 @@ pub unsafe extern "C" fn omptarget_rs_remote_submit_async(device: u32, dst: u64,
     guard(|| {
         let n = usize::try_from(size).map_err(|_| "size too large")?;
         // SAFETY: the caller's contract.
-        enqueue(q, |c, tagged| unsafe { c.send_queued(device, op::SUBMIT, [dst, size, 0, 0, tagged], Some((src, n)), None, None) })
+        enqueue(q, device, |c, tagged| unsafe { c.send_queued(device, op::SUBMIT, [dst, size, 0, 0, tagged], Some((src, n)), None, None) })
     })
 }
 
@@ -979,7 +1004,9 @@ pub unsafe extern "C" fn omptarget_rs_remote_retrieve_async(device: u32, dst: *m
     guard(|| {
         let n = usize::try_from(size).map_err(|_| "size too large")?;
         // SAFETY: the caller's contract.
-        enqueue(q, |c, tagged| unsafe { c.send_queued(device, op::RETRIEVE, [src, size, 0, 0, tagged], None, None, Some((dst, n))) })
+        enqueue(q, device, |c, tagged| unsafe {
+            c.send_queued(device, op::RETRIEVE, [src, size, 0, 0, tagged], None, None, Some((dst, n)))
+        })
     })
 }
 
@@ -1010,7 +1037,7 @@ pub unsafe extern "C" fn omptarget_rs_remote_launch_async(
         };
         let dims = u64::from(teams) | (u64::from(threads) << 32);
         // SAFETY: the payload is owned by the request.
-        enqueue(q, |c, tagged| unsafe {
+        enqueue(q, device, |c, tagged| unsafe {
             c.send_queued(device, op::LAUNCH, [kernel, n.into(), dims, tripcount, tagged], None, Some(bytes), None)
         })
     })
@@ -1134,7 +1161,9 @@ pub extern "C" fn omptarget_rs_remote_event_wait(handle: u64, device: u32, q: u6
             && ev_handle != q
         {
             // SAFETY: no buffers.
-            return enqueue(q, |c, tagged| unsafe { c.send_queued(device, op::WAIT, [ev_handle, count, 0, 0, tagged], None, None, None) });
+            return enqueue(q, device, |c, tagged| unsafe {
+                c.send_queued(device, op::WAIT, [ev_handle, count, 0, 0, tagged], None, None, None)
+            });
         }
         if ev_handle == q && waiter == server.map(|s| s.0) {
             return Ok(()); // later work of the same queue on the same server runs after it anyway

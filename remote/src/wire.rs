@@ -43,6 +43,10 @@ pub const MAGIC: u64 = 0x6f6d_7074_7273_0002;
 /// handle (the server runs each queue's requests in order, on a thread of
 /// the queue's own).
 pub const QUEUED: u64 = 1 << 63;
+/// With [`QUEUED`]: nothing of the program but this queue is in flight to
+/// this server (it may run the request at once on its main thread when the
+/// queue's thread has nothing left to run).
+pub const ALONE: u64 = 1 << 62;
 /// Most queues a program has at once (servers keep a thread per queue).
 pub const QUEUES_MAX: usize = 1024;
 

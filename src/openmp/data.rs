@@ -473,7 +473,15 @@ fn retrieve_entry(q: &mut AsyncInfo, e: &MapEntry, host: usize, tgt: u64, size: 
 /// [`retrieve_entry`] of an entry with attached pointers.
 #[cold]
 #[inline(never)]
-fn retrieve_around_shadows(q: &mut AsyncInfo, e: &MapEntry, host: usize, tgt: u64, size: u64, name: usize, entry_name: usize) -> Result<()> {
+fn retrieve_around_shadows(
+    q: &mut AsyncInfo,
+    e: &MapEntry,
+    host: usize,
+    tgt: u64,
+    size: u64,
+    name: usize,
+    entry_name: usize,
+) -> Result<()> {
     let end = host.saturating_add(size as usize);
     let mut slots: smallvec::SmallVec<[usize; 4]> =
         e.shadows.lock().iter().map(|s| s.host_ptr_addr).filter(|&a| a >= host && a < end).collect();

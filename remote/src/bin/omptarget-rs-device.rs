@@ -688,13 +688,22 @@ fn main() {
             continue;
         }
         if h[7] & wire::QUEUED != 0 && matches!(h[0], op::SUBMIT | op::RETRIEVE | op::LAUNCH | op::WAIT) {
-            let id = h[7] & !wire::QUEUED;
+            let id = h[7] & !(wire::QUEUED | wire::ALONE);
             if id == 0 || id > wire::QUEUES_MAX as u64 {
                 reply(tag, wire::FAILED, 0, format!("queue handle {id} out of range").as_bytes());
                 continue;
             }
             let progress = st.progress(id);
-            progress.arrived.fetch_add(1, Ordering::AcqRel);
+            let before = progress.arrived.fetch_add(1, Ordering::AcqRel);
+            // Nothing else of the program in flight here, and this queue's
+            // thread has run all it was given: run it now, without a
+            // hand-off (the queue's order holds: everything before it ran).
+            if h[7] & wire::ALONE != 0 && *progress.done.lock() == before {
+                worker(st, h);
+                *progress.done.lock() += 1;
+                progress.ran.notify_all();
+                continue;
+            }
             let tx = queues.entry(id).or_insert_with(|| {
                 let (tx, rx) = mpsc::channel::<[u64; wire::HEADER_WORDS]>();
                 queue_threads.push(std::thread::spawn(move || {
