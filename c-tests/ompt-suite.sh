@@ -68,6 +68,8 @@ for t in $tests; do
       # A known difference whose callbacks of ours are pinned: they must match.
       if cmp -s "$PINNED/$name.$mode.ours" "$OUT/$name.$mode.ours"; then
         echo "PASS  $tag (the callbacks of ompt/suite/$name.$mode.ours, a known divergence from LLVM 22.1)"; pass=$((pass + 1))
+      elif cmp -s <(sed -E 's/#[0-9]+/#N/g' "$PINNED/$name.$mode.ours" | LC_ALL=C sort) "$OUT/$name.$mode.ours.sorted"; then
+        echo "PASS  $tag (sorted: the callbacks of ompt/suite/$name.$mode.ours, a known divergence from LLVM 22.1)"; sorted=$((sorted + 1))
       else
         echo "FAIL  $tag: a known divergence, but not the callbacks of ompt/suite/$name.$mode.ours:"
         diff -u "$PINNED/$name.$mode.ours" "$OUT/$name.$mode.ours" | sed 's/^/      /' | head -30; fail=$((fail + 1))
