@@ -298,7 +298,7 @@ fn seed000_call(
     let num_workgroups = workgroups[0].wrapping_mul(workgroups[1]).wrapping_mul(workgroups[2]) as i32;
     let threads_per_block = threads[0].wrapping_mul(threads[1]).wrapping_mul(threads[2]) as i32;
     let (ident, region) = (IDENT.ptr(), region(region_id));
-    // SAFETY: `ka` is a live Version 3 struct over live arrays.
+    // SAFETY: `ka` is a live Version 3 struct over live arrays; `ident` and `region` point at statics.
     let rc = unsafe { kernel::__tgt_target_kernel(ident, kernel_device, num_workgroups, threads_per_block, region, &mut ka) };
     a.end(-1, Maps::ptr(maps.end));
     rc

@@ -28,7 +28,7 @@ fn read() -> DeviceProperties {
         "GenuineIntel" => ("Intel".to_owned(), 0x8086),
         other => (other.to_owned(), 0),
     };
-    // SAFETY: sysconf has no memory-safety preconditions.
+    // SAFETY: sysconf only reads a system setting by name: no pointers, no memory-safety preconditions.
     let sysconf = |name| unsafe { libc::sysconf(name) };
     let (pages, page, cores) = (sysconf(libc::_SC_PHYS_PAGES), sysconf(libc::_SC_PAGESIZE), sysconf(libc::_SC_NPROCESSORS_ONLN));
     let mhz = field("cpu MHz").and_then(|m| m.parse::<f64>().ok()).map_or(0, |m| m as u32);
