@@ -967,8 +967,8 @@ fn enqueue(handle: u64, device: u32, make: impl FnOnce(&Client, u64) -> Result<P
     let c = client()?;
     let q = queue(handle)?;
     let mut q = q.lock();
-    let server = &c.servers[c.device(device)?.1.server];
     let si = c.device(device)?.1.server;
+    let server = &c.servers[si];
     let mine = q.pending.iter().filter(|(_, p)| p.server == si).count();
     let alone = server.in_flight.load(Ordering::Acquire) == 0 && server.queued.load(Ordering::Acquire) == mine;
     let word = wire::QUEUED | handle | if alone { wire::ALONE } else { 0 };

@@ -137,6 +137,13 @@ fn drain(len: u64, rank: c_int, tag: c_int, wait: &mut dyn FnMut(&mut wire::Requ
     }
 }
 
+/// The piece size and the two staging buffers of a transfer of `n` bytes
+/// through host memory (the second one empty when one piece holds it all).
+fn staging(n: usize) -> (usize, [Vec<u8>; 2]) {
+    let piece = wire::CHUNK.min(n);
+    (piece, [vec![0u8; piece], vec![0u8; if n > piece { piece } else { 0 }]])
+}
+
 /// Receives `size` bytes from `rank` on `tag` into device memory at `dst`
 /// (a range checked by the caller): straight into it where device memory
 /// is host memory, else piece by piece through two staging buffers, each
@@ -157,8 +164,7 @@ fn recv_to_device(
     if n == 0 {
         return Ok(());
     }
-    let piece = wire::CHUNK.min(n);
-    let mut bufs = [vec![0u8; piece], vec![0u8; if n > piece { piece } else { 0 }]];
+    let (piece, mut bufs) = staging(n);
     let ptrs = [bufs[0].as_mut_ptr(), bufs[1].as_mut_ptr()];
     let post = |k: usize, at: usize| {
         // SAFETY: staging buffer k % 2 holds `piece` bytes and is not in use (its last piece was copied to the device).
@@ -218,8 +224,7 @@ fn send_from_device(
     if n == 0 {
         return Ok(());
     }
-    let piece = wire::CHUNK.min(n);
-    let mut bufs = [vec![0u8; piece], vec![0u8; if n > piece { piece } else { 0 }]];
+    let (piece, mut bufs) = staging(n);
     let ptrs = [bufs[0].as_mut_ptr(), bufs[1].as_mut_ptr()];
     let mut flying: [Option<wire::Request>; 2] = [None, None];
     let mut failed: Option<String> = None;
