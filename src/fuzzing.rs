@@ -252,7 +252,10 @@ pub fn ol_calls(data: &[u8]) {
         let (devices, hostdev) = (found.0, found.1 as DeviceH);
         let mut host = vec![0u8; 1 << 16];
         let pattern = [0x5au8; 64];
-        let args = [0u8; 256];
+        // Argument bytes for launches: large enough for every size the API
+        // accepts (32 KiB), so a launch it takes never reads past the buffer;
+        // the larger sizes it must refuse before reading anything.
+        let args = vec![0u8; 1 << 16];
         // Live and stale objects; a stale one stays in its list (`false`).
         let mut allocs: Vec<(usize, bool)> = Vec::new();
         let mut queues: Vec<(usize, bool)> = Vec::new();
@@ -413,10 +416,13 @@ pub fn ol_calls(data: &[u8]) {
                         group_size: dims(next()),
                         dyn_shared_memory: 0,
                     };
+                    // A kernel that takes pointers runs only with more than
+                    // 256 zero bytes: `vadd`'s count is then 0. Sizes past the
+                    // buffer exceed the API's limit and must be refused unread.
                     let n = size_of(next());
-                    if safe && n <= args.len() {
+                    if safe && n <= 256 {
                         let _ = ol::olLaunchKernel(pick(&queues, next()) as QueueH, device(next()), k as SymbolH, std::ptr::null(), 0, &ls);
-                    } else if n > args.len() {
+                    } else if n > 256 {
                         let _ =
                             ol::olLaunchKernel(pick(&queues, next()) as QueueH, device(next()), k as SymbolH, args.as_ptr().cast(), n, &ls);
                     }

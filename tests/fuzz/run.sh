@@ -122,6 +122,8 @@ for i in range(16):
     open(os.path.join(sys.argv[1], f'seq{i}'), 'wb').write(bytes(r.randrange(256) for _ in range(48 + 16 * i)))
 # alloc, queue, copy in, event, host function, program, symbol, launch, sync
 open(os.path.join(sys.argv[1], 'plain'), 'wb').write(bytes([0, 0, 1, 100, 5, 0, 2, 0, 0, 64, 0, 0, 8, 0, 12, 0, 15, 0, 0, 17, 0, 0, 0, 18, 0, 1, 1, 1, 1, 0, 0, 0, 7, 0, 1, 0]))
+# program, symbol vadd, launch with 4096 argument bytes (accepted: the harness's buffer must hold them)
+open(os.path.join(sys.argv[1], 'large_args'), 'wb').write(bytes([15, 0, 0, 17, 4, 0, 0, 18, 0, 1, 1, 1, 201, 200, 0]))
 EOF
 
 # --- build and run ---
