@@ -170,6 +170,47 @@ pub fn elf_symbol_size(bytes: &[u8], name: &str) -> Option<u64> {
     file.dynamic_symbols().chain(file.symbols()).find(|s| s.name() == Ok(name) && !s.is_undefined()).map(|s| s.size())
 }
 
+/// What a symbol of a program is (the device layer's look-ups by kind).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum SymbolKind {
+    Kernel,
+    Global,
+}
+
+/// ELF symbol types that the kinds accept.
+fn kind_matches(kind: SymbolKind, sym: object::SymbolKind) -> bool {
+    match kind {
+        SymbolKind::Kernel => sym == object::SymbolKind::Text,
+        SymbolKind::Global => sym == object::SymbolKind::Data,
+    }
+}
+
+/// How the image defines `name`: `Ok(Some(size))` when it defines it with
+/// the asked kind, `Ok(None)` when the image is no ELF file (PTX: the driver
+/// decides), an error naming what is wrong otherwise.
+pub fn own_symbol(bytes: &[u8], name: &str, kind: SymbolKind) -> Result<Option<u64>> {
+    use object::{Object, ObjectSymbol};
+    let Ok(file) = object::File::parse(bytes) else { return Ok(None) };
+    let mut found_other = None;
+    for s in file.dynamic_symbols().chain(file.symbols()) {
+        if s.name() != Ok(name) || s.is_undefined() {
+            continue;
+        }
+        if kind_matches(kind, s.kind()) {
+            return Ok(Some(s.size()));
+        }
+        found_other = Some(s.kind());
+    }
+    let what = match kind {
+        SymbolKind::Kernel => "kernel",
+        SymbolKind::Global => "global variable",
+    };
+    Err(match found_other {
+        Some(k) => OffloadError::InvalidArgument(format!("'{name}' is not a {what} of the program (it is {k:?})")),
+        None => OffloadError::NotInImage(format!("the program defines no {what} '{name}'")),
+    })
+}
+
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;

@@ -11,18 +11,13 @@
 
 use super::Device;
 use crate::base::error::{OffloadError, Result};
-use crate::base::image::parse_offload_binary;
+use crate::base::image::{own_symbol, parse_offload_binary};
 use crate::plugins::{ImageHandle, KernelHandle};
 use parking_lot::Mutex;
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-/// What a symbol is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum SymbolKind {
-    Kernel,
-    Global,
-}
+pub use crate::base::image::SymbolKind;
 
 /// A symbol of a loaded program.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -114,40 +109,6 @@ pub fn in_live_global(device: usize, ptr: u64, len: u64) -> bool {
     g.range(..=ptr)
         .next_back()
         .is_some_and(|(&base, &(size, dev, _))| dev == device && ptr.checked_add(len).is_some_and(|end| end <= base + size) && ptr >= base)
-}
-
-/// ELF symbol types that the kinds accept.
-fn kind_matches(kind: SymbolKind, sym: object::SymbolKind) -> bool {
-    match kind {
-        SymbolKind::Kernel => sym == object::SymbolKind::Text,
-        SymbolKind::Global => sym == object::SymbolKind::Data,
-    }
-}
-
-/// How the image defines `name`: `Ok(Some(size))` when it defines it with
-/// the asked kind, `Ok(None)` when the image is no ELF file (PTX: the driver
-/// decides), an error naming what is wrong otherwise.
-pub(super) fn own_symbol(bytes: &[u8], name: &str, kind: SymbolKind) -> Result<Option<u64>> {
-    use object::{Object, ObjectSymbol};
-    let Ok(file) = object::File::parse(bytes) else { return Ok(None) };
-    let mut found_other = None;
-    for s in file.dynamic_symbols().chain(file.symbols()) {
-        if s.name() != Ok(name) || s.is_undefined() {
-            continue;
-        }
-        if kind_matches(kind, s.kind()) {
-            return Ok(Some(s.size()));
-        }
-        found_other = Some(s.kind());
-    }
-    let what = match kind {
-        SymbolKind::Kernel => "kernel",
-        SymbolKind::Global => "global variable",
-    };
-    Err(match found_other {
-        Some(k) => OffloadError::InvalidArgument(format!("'{name}' is not a {what} of the program (it is {k:?})")),
-        None => OffloadError::NotInImage(format!("the program defines no {what} '{name}'")),
-    })
 }
 
 impl Program {

@@ -71,6 +71,7 @@ pub(crate) fn forked_child() {
 use super::Device;
 use crate::base::cstream::CStream;
 use crate::base::error::{OffloadError, Result};
+use crate::base::image::{SymbolKind, own_symbol};
 use crate::plugins::{AllocKind, ImageHandle};
 use protocol::{Buffer, CLIENT_BYTES, Port, Process, RPC_SUCCESS, RPC_UNHANDLED_OPCODE, Stall};
 use std::collections::HashSet;
@@ -166,14 +167,14 @@ pub fn has_client(image: &[u8]) -> bool {
     if found.is_null() {
         return false;
     }
-    super::program::own_symbol(image, CLIENT_SYMBOL, super::program::SymbolKind::Global).is_ok()
+    own_symbol(image, CLIENT_SYMBOL, SymbolKind::Global).is_ok()
 }
 
 /// Starts serving the client of `image` (just loaded on `dev` as `handle`):
 /// allocates the buffer, writes the client object, starts the thread.
 pub fn attach(dev: &'static Device, handle: ImageHandle, image: &[u8]) -> Result<()> {
     let (p, d) = (dev.plugin, dev.plugin_device);
-    let size = super::program::own_symbol(image, CLIENT_SYMBOL, super::program::SymbolKind::Global)?;
+    let size = own_symbol(image, CLIENT_SYMBOL, SymbolKind::Global)?;
     if let Some(s) = size
         && s != 0
         && s < CLIENT_BYTES as u64
