@@ -7,10 +7,12 @@
 //! use loads `libomptarget_rs_remote.so` (built by the workspace crate
 //! `remote/`, next to this library, or `OMPTARGET_RS_REMOTE_LIB`) through a
 //! driver table, as the GPU plugins load their drivers. That library owns
-//! MPI: it greets the servers, and each call here is one request to the
-//! server of the device, answered before the call returns (the plugin has
-//! no queues). Its images are x86-64 shared objects, as the host plugin's;
-//! they go to each server once.
+//! MPI: it greets the servers; a blocking call here is one request to the
+//! server of the device, answered before the call returns, and a queued one
+//! goes out at once with its reply collected when the queue is synchronised
+//! (see "Queues" below). A device takes the images its server's plugin runs
+//! (x86-64 shared objects on a host-plugin server); each goes to a server
+//! once.
 //!
 //! `OMPTARGET_RS_REMOTE=0` turns the plugin off.
 
