@@ -16,6 +16,8 @@
 #               (LLVM 22.1's output on a local device)
 #   ol.c        ol* on every remote CPU device (program, memory, queue, kernels,
 #               a global)
+#   shared.c    (c-tests/offload) OpenMP and ol* in one process on one remote
+#               device: each API's memory used by the other
 #   threads.c   8 threads offloading to 8 remote devices at once
 #   copies.c    40 MiB + 3 bytes there and back on every remote device (in
 #               pieces), chains of device-to-device copies through every
@@ -71,6 +73,7 @@ if [ -f /usr/lib/llvm-22/include/offload/OffloadAPI.h ]; then
   clang-22 -O1 -shared -fPIC "$ROOT/c-tests/offload/kernel.c" -o "$O/kernel.so"
   clang-22 -Wall -Wextra -Werror -I/usr/lib/llvm-22/include "$S/ol.c" -L/usr/lib/llvm-22/lib -lLLVMOffload -o "$O/ol"
   clang-22 -Wall -Wextra -Werror -I/usr/lib/llvm-22/include "$S/ol_copies.c" -L/usr/lib/llvm-22/lib -lLLVMOffload -o "$O/ol_copies"
+  clang-22 -Wall "${OFFLOAD[@]}" -I/usr/lib/llvm-22/include "$ROOT/c-tests/offload/shared.c" -L/usr/lib/llvm-22/lib -lLLVMOffload -ldl -o "$O/shared"
   HAVE_OL=1
 fi
 set +e
@@ -112,8 +115,14 @@ if [ $HAVE_OL = 1 ]; then
   if [ $rc = 0 ] && has "$O/ol.out" "remote devices 4" && has "$O/ol.out" "name has rank: yes" && [ "$(tail -n 1 "$O/ol.out")" = ok ]; then
     ok "ol.c: ol* program, memory, queue, kernels and a global on 4 remote CPU devices"
   else bad "ol.c (exit $rc)" "$O/ol.out"; fi
+  # Both APIs in one process on one remote device: OpenMP device 4 is ol*'s mpi-rank-1:x86_64-0.
+  "${MPIRUN[@]}" -np 1 "$O/shared" "$O/kernel.so" 4 mpi-rank-1:x86_64-0 : -np 1 "$SERVER" --devices 1 >"$O/shared.out" 2>&1
+  rc=$?
+  if [ $rc = 0 ] && has "$O/shared.out" "region on the device: yes" && has "$O/shared.out" "shared-device test passed"; then
+    ok "shared.c on remote device 4: olMemAlloc memory in OpenMP, omp_target_alloc memory in ol* launches"
+  else bad "shared.c on remote device 4 (exit $rc)" "$O/shared.out"; fi
 else
-  echo "SKIP  ol.c: liboffload-22-dev not installed"
+  echo "SKIP  ol.c, shared.c: liboffload-22-dev not installed"
 fi
 
 # 4. 8 threads at once on the 8 remote devices.

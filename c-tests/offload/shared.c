@@ -3,6 +3,9 @@
 // libomptarget and liboffload each own their plugins). A pointer from
 // olMemAlloc works in omp_target_memcpy and is_device_ptr; a pointer from
 // omp_target_alloc works in olMemcpy and as an olLaunchKernel argument.
+// Usage: shared KERNEL.so [OPENMP_DEVICE UID]: by default OpenMP device 0 and
+// the ol* device of UID x86_64-0 (the host plugin's first); c-tests/mpi runs
+// it on a remote device (4 and mpi-rank-1:x86_64-0).
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <omp.h>
@@ -19,18 +22,24 @@
 #define TRUE(c) do { if (!(c)) { fprintf(stderr, "FAIL line %d: %s\n", __LINE__, #c); exit(1); } } while (0)
 
 static ol_device_handle_t cpu0, host;
+static const char *want_uid = "x86_64-0";
 static bool pick(ol_device_handle_t d, void *ud) {
   (void)ud;
   char uid[64];
   ol_device_type_t t;
   OK(olGetDeviceInfo(d, OL_DEVICE_INFO_TYPE, sizeof t, &t));
   if (t == OL_DEVICE_TYPE_HOST) host = d;
-  if (t == OL_DEVICE_TYPE_CPU && !olGetDeviceInfo(d, OL_DEVICE_INFO_UID, sizeof uid, uid) && !strcmp(uid, "x86_64-0")) cpu0 = d;
+  if (t == OL_DEVICE_TYPE_CPU && !olGetDeviceInfo(d, OL_DEVICE_INFO_UID, sizeof uid, uid) && !strcmp(uid, want_uid)) cpu0 = d;
   return true;
 }
 
 int main(int argc, char **argv) {
-  if (argc < 2) return 2;
+  if (argc != 2 && argc != 4) return 2;
+  int dev = 0;
+  if (argc == 4) {
+    dev = atoi(argv[2]);
+    want_uid = argv[3];
+  }
   Dl_info a, b;
   TRUE(dladdr((void *)olInit, &a) && dladdr((void *)omp_target_memcpy, &b));
   void *tgt = dlsym(RTLD_DEFAULT, "__tgt_target_kernel");
@@ -41,7 +50,7 @@ int main(int argc, char **argv) {
   OK(olInit());
   OK(olIterateDevices(pick, NULL));
   TRUE(cpu0 && host);
-  int dev = 0; // OpenMP device 0 is the host plugin's device 0 = UID x86_64-0
+  // OpenMP device 0 is the host plugin's device 0 = UID x86_64-0.
   char uid[64];
   OK(olGetDeviceInfo(cpu0, OL_DEVICE_INFO_UID, sizeof uid, uid));
   printf("OpenMP devices: %d, ol* CPU device %s\n", omp_get_num_devices(), uid);
