@@ -16,6 +16,8 @@
 #               (LLVM 22.1's output on a local device)
 #   ol.c        ol* on every remote CPU device (program, memory, queue, kernels,
 #               a global)
+#   ol_abuse.c  bad ol* calls on a remote device: errors, nothing changed, the
+#               server keeps serving
 #   shared.c    (c-tests/offload) OpenMP and ol* in one process on one remote
 #               device: each API's memory used by the other
 #   threads.c   8 threads offloading to 8 remote devices at once
@@ -73,6 +75,7 @@ if [ -f /usr/lib/llvm-22/include/offload/OffloadAPI.h ]; then
   clang-22 -O1 -shared -fPIC "$ROOT/c-tests/offload/kernel.c" -o "$O/kernel.so"
   clang-22 -Wall -Wextra -Werror -I/usr/lib/llvm-22/include "$S/ol.c" -L/usr/lib/llvm-22/lib -lLLVMOffload -o "$O/ol"
   clang-22 -Wall -Wextra -Werror -I/usr/lib/llvm-22/include "$S/ol_copies.c" -L/usr/lib/llvm-22/lib -lLLVMOffload -o "$O/ol_copies"
+  clang-22 -Wall -Wextra -Werror -I/usr/lib/llvm-22/include "$S/ol_abuse.c" -L/usr/lib/llvm-22/lib -lLLVMOffload -o "$O/ol_abuse"
   clang-22 -Wall "${OFFLOAD[@]}" -I/usr/lib/llvm-22/include "$ROOT/c-tests/offload/shared.c" -L/usr/lib/llvm-22/lib -lLLVMOffload -ldl -o "$O/shared"
   HAVE_OL=1
 fi
@@ -115,6 +118,11 @@ if [ $HAVE_OL = 1 ]; then
   if [ $rc = 0 ] && has "$O/ol.out" "remote devices 4" && has "$O/ol.out" "name has rank: yes" && [ "$(tail -n 1 "$O/ol.out")" = ok ]; then
     ok "ol.c: ol* program, memory, queue, kernels and a global on 4 remote CPU devices"
   else bad "ol.c (exit $rc)" "$O/ol.out"; fi
+  "${MPIRUN[@]}" -np 1 "$O/ol_abuse" "$O/kernel.so" : -np 1 "$SERVER" --devices 1 >"$O/ol_abuse.out" 2>&1
+  rc=$?
+  if [ $rc = 0 ] && grep -q "^ok [0-9]* checks$" "$O/ol_abuse.out"; then
+    ok "ol_abuse.c: bad ranges, sizes, images, symbols and frees on a remote device fail, change nothing, the server serves on"
+  else bad "ol_abuse.c (exit $rc)" "$O/ol_abuse.out"; fi
   # Both APIs in one process on one remote device: OpenMP device 4 is ol*'s mpi-rank-1:x86_64-0.
   "${MPIRUN[@]}" -np 1 "$O/shared" "$O/kernel.so" 4 mpi-rank-1:x86_64-0 : -np 1 "$SERVER" --devices 1 >"$O/shared.out" 2>&1
   rc=$?

@@ -235,6 +235,25 @@ impl RemotePlugin {
             .and_then(Option::as_ref)
             .ok_or_else(|| OffloadError::PluginUnavailable { plugin: "remote", reason: "not initialised".into() })
     }
+
+    /// The plugin, once a copy of `size` bytes on `device` is known to fit
+    /// its memory. A larger one is refused here, before any host byte is
+    /// sent: the server would refuse its range too, but the transfer's
+    /// first piece would already read past the caller's host buffer (with
+    /// Open MPI's shared-memory transport the server reads it, and a bad
+    /// address ends the server).
+    fn for_copy(&self, device: usize, size: u64, what: &str) -> Result<&Remote> {
+        let r = self.remote()?;
+        let Some(d) = r.devices.get(device) else { return Ok(r) };
+        let memory = d.properties.global_memory;
+        if memory != 0 && size > memory {
+            return Err(OffloadError::InvalidArgument(format!(
+                "{what} of {size} bytes exceeds the {memory} bytes of memory of the remote device on MPI rank {}",
+                d.rank
+            )));
+        }
+        Ok(r)
+    }
 }
 
 fn dev32(device: usize) -> u32 {
@@ -330,19 +349,20 @@ impl Plugin for RemotePlugin {
     }
 
     unsafe fn submit(&self, device: usize, dst: u64, src: usize, size: u64) -> Result<()> {
-        let r = self.remote()?;
+        let r = self.for_copy(device, size, "copy to device")?;
         // SAFETY: the caller keeps [src, src+size) readable (trait contract).
         r.lib.check(unsafe { (r.lib.omptarget_rs_remote_submit)(dev32(device), dst, src as *const u8, size) }, "copy to device")
     }
 
     unsafe fn retrieve(&self, device: usize, dst: usize, src: u64, size: u64) -> Result<()> {
-        let r = self.remote()?;
+        let r = self.for_copy(device, size, "copy from device")?;
         // SAFETY: the caller keeps [dst, dst+size) writable (trait contract).
         r.lib.check(unsafe { (r.lib.omptarget_rs_remote_retrieve)(dev32(device), dst as *mut u8, src, size) }, "copy from device")
     }
 
     fn exchange(&self, src_device: usize, src: u64, dst_device: usize, dst: u64, size: u64) -> Result<()> {
-        let r = self.remote()?;
+        self.for_copy(dst_device, size, "device-to-device copy")?;
+        let r = self.for_copy(src_device, size, "device-to-device copy")?;
         // SAFETY: plain values; the library checks both devices.
         let rc = unsafe { (r.lib.omptarget_rs_remote_exchange)(dev32(src_device), src, dev32(dst_device), dst, size) };
         r.lib.check(rc, "device-to-device copy")
@@ -403,14 +423,14 @@ impl Plugin for RemotePlugin {
     }
 
     unsafe fn submit_async(&self, device: usize, dst: u64, src: usize, size: u64, queue: QueueHandle) -> Result<()> {
-        let r = self.remote()?;
+        let r = self.for_copy(device, size, "copy to device")?;
         // SAFETY: the caller keeps [src, src+size) readable until the queue is synchronised (trait contract).
         let rc = unsafe { (r.lib.omptarget_rs_remote_submit_async)(dev32(device), dst, src as *const u8, size, queue) };
         r.lib.check(rc, "copy to device")
     }
 
     unsafe fn retrieve_async(&self, device: usize, dst: usize, src: u64, size: u64, queue: QueueHandle) -> Result<()> {
-        let r = self.remote()?;
+        let r = self.for_copy(device, size, "copy from device")?;
         // SAFETY: the caller keeps [dst, dst+size) writable until the queue is synchronised (trait contract).
         let rc = unsafe { (r.lib.omptarget_rs_remote_retrieve_async)(dev32(device), dst as *mut u8, src, size, queue) };
         r.lib.check(rc, "copy from device")
