@@ -7,6 +7,7 @@
 //   - olCreateProgram of a truncated image and of bytes that are no image;
 //   - olGetSymbol of what is not the program's own (exit, environ), a data
 //     object as a kernel, a function as a global;
+//   - host and managed allocations (nothing the program may dereference);
 //   - a destroyed program's global, a second olMemFree.
 // A queued call may be refused when enqueued or fail the synchronisation.
 // Then a block's bytes are read back intact (nothing was written) and a
@@ -58,6 +59,11 @@ int main(int argc, char **argv) {
   ol_device_handle_t cpu = remote;
   ol_queue_handle_t q;
   OK(olCreateQueue(cpu, &q));
+
+  // No memory the program could dereference: host and managed allocations are refused.
+  void *hm = NULL;
+  BAD(olMemAlloc(cpu, OL_ALLOC_TYPE_HOST, 64, &hm));
+  BAD(olMemAlloc(cpu, OL_ALLOC_TYPE_MANAGED, 64, &hm));
 
   // A block with known bytes, and its neighbour.
   unsigned char *blk, *next;

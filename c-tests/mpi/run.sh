@@ -16,6 +16,10 @@
 #               (LLVM 22.1's output on a local device)
 #   ol.c        ol* on every remote CPU device (program, memory, queue, kernels,
 #               a global)
+#   unshareable.c, requires_usm, declare_target_indirect
+#               what a remote device cannot offer (host or shared memory,
+#               host pointers or host functions in kernels): NULL, or the
+#               program runs without remote devices and says why
 #   ol_abuse.c  bad ol* calls on a remote device: errors, nothing changed, the
 #               server keeps serving
 #   shared.c    (c-tests/offload) OpenMP and ol* in one process on one remote
@@ -60,14 +64,16 @@ export LD_LIBRARY_PATH=$O/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 export OMPI_MCA_btl=self,vader OMPI_MCA_mpi_yield_when_idle=1
 MPIRUN=(timeout 120 mpirun --allow-run-as-root --oversubscribe)
 OFFLOAD=(-fopenmp -fopenmp-targets=x86_64-unknown-linux-gnu)
+# Programs a remote CPU device cannot run (it shares no memory and no code with the program).
+UNRUNNABLE=(requires_usm:unified_shared_memory declare_target_indirect:"declare target indirect")
 DIFF=(always_delete_release array_section attach_through_param_pointer enter_exit_data hold implicit_map
   pointer_attach target_data zero_length_sections refcount_steps nowait_shared_input_release nowait_taskwait)
 
 set -e
-for p in basic threads kill copies struct_threads; do
+for p in basic threads kill copies struct_threads unshareable; do
   clang-22 -O2 -Wall "${OFFLOAD[@]}" "$S/$p.c" -o "$O/$p"
 done
-for p in "${DIFF[@]}"; do
+for p in "${DIFF[@]}" "${UNRUNNABLE[@]%%:*}"; do
   clang-22 -O2 -g -Wall -Wno-unknown-pragmas "${OFFLOAD[@]}" "$ROOT/c-tests/omp/$p.c" -o "$O/$p"
 done
 HAVE_OL=0
@@ -108,6 +114,29 @@ for p in "${DIFF[@]}"; do
     diff "$O/$p.out" "$ROOT/c-tests/omp/$p.expected" >"$O/$p.diff" 2>&1
     cat "$O/$p.err" >>"$O/$p.diff"
     bad "$p on remote device 4 (exit $rc)" "$O/$p.diff"
+  fi
+done
+
+# What remote devices cannot offer: host/shared memory is refused (NULL),
+# programs needing shared memory or code run without the remote devices
+# and say why (before: the server crashed on a host pointer, then the job hung).
+"${MPIRUN[@]}" -np 1 "$O/unshareable" 4 : -np 1 "$SERVER" --devices 1 >"$O/unshareable.out" 2>&1
+rc=$?
+if [ $rc = 0 ] && has "$O/unshareable.out" "host NULL, shared NULL, host memory space NULL" && [ "$(tail -n 1 "$O/unshareable.out")" = ok ]; then
+  ok "unshareable.c: host and shared allocations on a remote device are NULL, device memory works"
+else bad "unshareable.c (exit $rc)" "$O/unshareable.out"; fi
+for u in "${UNRUNNABLE[@]}"; do
+  p=${u%%:*} why=${u#*:}
+  start=$(date +%s)
+  OMP_DEFAULT_DEVICE=4 "${MPIRUN[@]}" -x OMP_DEFAULT_DEVICE -np 1 "$O/$p" : -np 1 "$SERVER" --devices 1 >"$O/$p.out" 2>"$O/$p.err"
+  rc=$?
+  took=$(($(date +%s) - start))
+  if [ $rc = 0 ] && grep -q "omptarget message: remote.* $why.*the program runs without them" "$O/$p.err" && [ $took -lt 20 ] &&
+    [ "$(wc -l <"$O/$p.out")" = "$(wc -l <"$ROOT/c-tests/omp/$p.expected")" ]; then
+    ok "$p with a server: runs without the remote devices, says why, ends in ${took} s"
+  else
+    cat "$O/$p.err" >>"$O/$p.out"
+    bad "$p with a server (exit $rc, ${took} s)" "$O/$p.out"
   fi
 done
 

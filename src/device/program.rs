@@ -32,10 +32,11 @@ pub struct Symbol {
 impl Device {
     /// Loads an image (unwrapped already) on this device.
     /// An image that carries an RPC client (`__llvm_rpc_client`) on a GPU
-    /// device gets its RPC server here ([`super::rpc::attach`]).
+    /// device gets its RPC server here ([`super::rpc::attach`]), unless the
+    /// plugin's side serves it (a remote device's server rank does).
     pub fn load_image(&self, image: &[u8]) -> Result<ImageHandle> {
         let handle = self.plugin.load_binary(self.plugin_device, image)?;
-        if !self.memory_is_host() && super::rpc::has_client(image) {
+        if !self.memory_is_host() && !self.plugin.serves_rpc_itself() && super::rpc::has_client(image) {
             let attached = match super::get(self.id) {
                 Some(dev) => super::rpc::attach(dev, handle, image),
                 None => Err(OffloadError::InvalidArgument(format!("device {} is not exposed", self.id))),

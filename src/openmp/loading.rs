@@ -13,6 +13,7 @@ use crate::base::config::info;
 use crate::base::diag;
 use crate::base::error::Result;
 use crate::base::intern::intern;
+use crate::plugins::ProgramNeeds;
 use std::sync::atomic::Ordering;
 
 /// Builds the indirect-call table of a freshly loaded image (abi-reference
@@ -90,11 +91,34 @@ impl Runtime {
             self.add_requirements(e.data);
         }
         let mut device_images = std::collections::BTreeMap::new();
+        let needs = ProgramNeeds {
+            unified_shared_memory: self.unified_shared_memory(),
+            indirect_calls: entries
+                .iter()
+                .any(|e| e.is_openmp() && e.is_global() && e.flags & crate::abi::OMP_DECLARE_TARGET_INDIRECT != 0),
+        };
         if !self.offload_disabled() {
             for (index, img) in images.iter().enumerate() {
                 let bytes = img.bytes();
                 for (pi, plugin) in self.hw.plugins().iter().enumerate() {
                     if !plugin.is_compatible(bytes) {
+                        continue;
+                    }
+                    if let Err(why) = plugin.supports(bytes, needs) {
+                        // Said once: devices the user started (remote servers)
+                        // that the program will not use are no silent matter.
+                        static SAID: parking_lot::Mutex<Vec<String>> = parking_lot::Mutex::new(Vec::new());
+                        let mut said = SAID.lock();
+                        if !said.contains(&why) {
+                            diag::message(&format!("{why}; the program runs without them"));
+                            said.push(why.clone());
+                        }
+                        drop(said);
+                        self.no_device.lock().push(format!("image {index} on {} devices: {why}", plugin.name()));
+                        // Initialised all the same, as for an image it runs
+                        // (the remote plugin greets its servers, which wait
+                        // for that, and shuts them down at exit).
+                        let _ = plugin.number_of_devices();
                         continue;
                     }
                     // Reference (PluginManager::registerLib): a device becomes a

@@ -105,6 +105,18 @@ pub struct DeviceProperties {
     pub vector_widths: [u32; 7],
 }
 
+/// What a program asks of the devices that run its images, beyond the
+/// image's architecture.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ProgramNeeds {
+    /// `requires unified_shared_memory`: kernels dereference host pointers.
+    pub unified_shared_memory: bool,
+    /// `declare target indirect` functions: host function pointers reach
+    /// kernels (a GPU image translates them through its indirect-call
+    /// table, a CPU image calls them as they are).
+    pub indirect_calls: bool,
+}
+
 /// One device back-end.
 pub trait Plugin: Send + Sync {
     /// Short name used in messages (`x86_64`, `cuda`, `amdgpu`).
@@ -123,6 +135,11 @@ pub trait Plugin: Send + Sync {
     /// Whether `device` can run `image` (architecture checks).
     fn is_device_compatible(&self, _device: usize, _image: &[u8]) -> bool {
         true
+    }
+    /// Whether this plugin's devices can run `image` of a program that
+    /// needs `needs`; `Err` says what they lack (a "why no device" line).
+    fn supports(&self, _image: &[u8], _needs: ProgramNeeds) -> std::result::Result<(), String> {
+        Ok(())
     }
     /// Loads an image on a device.
     fn load_binary(&self, device: usize, image: &[u8]) -> Result<ImageHandle>;
@@ -203,6 +220,12 @@ pub trait Plugin: Send + Sync {
         _n: usize,
         _dims: &LaunchDims,
     ) -> bool {
+        false
+    }
+    /// Whether the device-to-host calls of images on this plugin's devices
+    /// (their RPC clients) are served by the plugin's side itself: a
+    /// remote server's device layer serves its devices' clients there.
+    fn serves_rpc_itself(&self) -> bool {
         false
     }
     /// Whether this plugin's device addresses are host addresses that a

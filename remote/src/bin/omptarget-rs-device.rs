@@ -339,7 +339,8 @@ fn serve(st: &State, h: &[u64; wire::HEADER_WORDS], tag: c_int) -> Result<u64, S
         op::LOAD => {
             let d = st.device(dev)?;
             let image = st.images.lock().get(&a[0]).cloned().ok_or("image not received by this server")?;
-            let handle = d.plugin.load_binary(d.plugin_device, &image).map_err(|e| e.to_string())?;
+            // Through the device layer: an image with an RPC client gets its server here.
+            let handle = d.load_image(&image).map_err(|e| e.to_string())?;
             st.loaded.lock().insert((dev as usize, handle as u64), a[0]);
             Ok(handle as u64)
         }
@@ -350,7 +351,7 @@ fn serve(st: &State, h: &[u64; wire::HEADER_WORDS], tag: c_int) -> Result<u64, S
             }
             st.kernels.lock().retain(|(kd, _), (_, image)| !(*kd == dev as usize && *image == a[0]));
             st.ranges.lock().retain(|_, (_, rd, owner)| !(*rd == dev as usize && *owner == Some(a[0])));
-            d.plugin.unload_binary(d.plugin_device, a[0] as usize).map_err(|e| e.to_string())?;
+            d.unload_image(a[0] as usize).map_err(|e| e.to_string())?;
             Ok(0)
         }
         op::FUNCTION | op::GLOBAL => {

@@ -16,7 +16,9 @@
 //!
 //! `OMPTARGET_RS_REMOTE=0` turns the plugin off.
 
-use super::{AllocKind, DeviceProperties, DeviceType, EventHandle, ImageHandle, KernelHandle, LaunchDims, Plugin, QueueHandle};
+use super::{
+    AllocKind, DeviceProperties, DeviceType, EventHandle, ImageHandle, KernelHandle, LaunchDims, Plugin, ProgramNeeds, QueueHandle,
+};
 use crate::base::error::{OffloadError, Result};
 use crate::base::image::{elf_ident, machine};
 use std::ffi::{c_char, c_int};
@@ -286,6 +288,26 @@ impl Plugin for RemotePlugin {
         elf_ident(image).is_ok_and(|e| Some(e.machine) == want)
     }
 
+    /// The server loads images through its own device layer, which serves
+    /// their RPC clients on the server's node.
+    fn serves_rpc_itself(&self) -> bool {
+        true
+    }
+
+    /// A server's memory is another process's: kernels there cannot
+    /// dereference the program's host pointers, nor can CPU-image code
+    /// (which calls `declare target indirect` pointers as they are) call
+    /// the program's functions.
+    fn supports(&self, image: &[u8], needs: ProgramNeeds) -> std::result::Result<(), String> {
+        if needs.unified_shared_memory {
+            return Err("remote devices cannot run a program that requires unified_shared_memory: their memory is another process's".into());
+        }
+        if needs.indirect_calls && elf_ident(image).is_ok_and(|e| e.machine == machine::X86_64) {
+            return Err("remote CPU devices cannot run an x86-64 image with declare target indirect functions: its code calls the program's host function pointers, which are not in the server's process".into());
+        }
+        Ok(())
+    }
+
     fn number_of_devices(&self) -> usize {
         self.state().map_or(0, |r| r.devices.len())
     }
@@ -335,6 +357,14 @@ impl Plugin for RemotePlugin {
     }
 
     fn alloc(&self, device: usize, size: u64, kind: AllocKind) -> Result<u64> {
+        if matches!(kind, AllocKind::Host | AllocKind::Shared) {
+            // Host and shared memory are memory the program dereferences;
+            // a server's is another process's.
+            return Err(OffloadError::InvalidArgument(format!(
+                "remote devices have no {} memory: nothing the program's host can dereference",
+                if kind == AllocKind::Host { "host" } else { "shared" }
+            )));
+        }
         let r = self.remote()?;
         let mut p = 0u64;
         // SAFETY: p is writable.
