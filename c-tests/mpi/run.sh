@@ -35,6 +35,8 @@
 #   ol_copies.c the same copies through ol*, with the CUDA stand-in
 #               (target/gpu-images/mock-cuda, built by c-tests/gpu-images.sh)
 #               on the servers: their GPU devices stage through host memory
+#   rpc         device printf of a GPU image (c-tests/gpu/services) on a
+#               remote device of the CUDA stand-in: served on the server
 #   kill.c      a server killed mid-run (--die-after) in a copy from the
 #               host, in a copy to another server and in one from it: a
 #               clear error naming its rank within the timeout, the local
@@ -195,6 +197,24 @@ if [ $HAVE_OL = 1 ]; then
       ok "ol_copies.c: every remote CPU device (no $MOCK: c-tests/gpu-images.sh builds the GPU stand-in)"
     else bad "ol_copies.c (exit $rc)" "$O/ol_copies.out"; fi
   fi
+fi
+
+# Device printf from a GPU image on a GPU server (the CUDA stand-in): its RPC
+# client is served on the server (c-tests/gpu/services.sh builds the image,
+# its CPU emulation and the generation-23 host program's source is there).
+SV=$ROOT/target/gpu-services MOCK=$ROOT/target/gpu-images/mock-cuda/libcuda.so.1
+if [ -e "$SV/rpc.sm_90.cubin" ] && [ -e "$SV/rpc.emu32.so" ] && [ -e "$MOCK" ] && [ -e "$REL/libLLVMOffload.so.23.0git" ]; then
+  if clang-22 -O2 -Wall -I"$ROOT/include/liboffload-23" "$ROOT/c-tests/gpu/services/rpc_host.c" -L"$REL" -l:libLLVMOffload.so.23.0git \
+    -o "$O/rpc_host" 2>"$O/rpc_host.build"; then
+    LD_LIBRARY_PATH=$REL "${MPIRUN[@]}" -np 1 "$O/rpc_host" "$SV/rpc.sm_90.cubin" hello : \
+      -np 1 env OMPTARGET_RS_LIBCUDA="$MOCK" MOCK_CUDA_EMU="$SV/rpc.emu32.so" "$SERVER" >"$O/rpc.out" 2>&1
+    rc=$?
+    if [ $rc = 0 ] && [ "$(grep -c '^hello team' "$O/rpc.out")" = 32 ] && has "$O/rpc.out" "host: done"; then
+      ok "rpc: printf of 4 teams x 8 threads of a GPU image on a remote GPU device, served on its server"
+    else bad "rpc on a remote GPU device (exit $rc)" "$O/rpc.out"; fi
+  else bad "rpc_host build" "$O/rpc_host.build"; fi
+else
+  echo "SKIP  rpc on a remote GPU device: no $SV/rpc.sm_90.cubin (c-tests/gpu/services.sh builds it)"
 fi
 
 # 6. a server killed mid-run: in a copy to the other server (12), in one
