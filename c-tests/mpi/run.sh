@@ -20,6 +20,7 @@
 #               what a remote device cannot offer (host or shared memory,
 #               host pointers or host functions in kernels): NULL, or the
 #               program runs without remote devices and says why
+#   queues.c    (c-tests/offload) ol* queue semantics on a remote device
 #   ol_abuse.c  bad ol* calls on a remote device: errors, nothing changed, the
 #               server keeps serving
 #   shared.c    (c-tests/offload) OpenMP and ol* in one process on one remote
@@ -84,6 +85,7 @@ if [ -f /usr/lib/llvm-22/include/offload/OffloadAPI.h ]; then
   clang-22 -Wall -Wextra -Werror -I/usr/lib/llvm-22/include "$S/ol.c" -L/usr/lib/llvm-22/lib -lLLVMOffload -o "$O/ol"
   clang-22 -Wall -Wextra -Werror -I/usr/lib/llvm-22/include "$S/ol_copies.c" -L/usr/lib/llvm-22/lib -lLLVMOffload -o "$O/ol_copies"
   clang-22 -Wall -Wextra -Werror -I/usr/lib/llvm-22/include "$S/ol_abuse.c" -L/usr/lib/llvm-22/lib -lLLVMOffload -o "$O/ol_abuse"
+  clang-22 -Wall -Wextra -Werror -I/usr/lib/llvm-22/include "$ROOT/c-tests/offload/queues.c" -L/usr/lib/llvm-22/lib -lLLVMOffload -lpthread -o "$O/queues"
   clang-22 -Wall "${OFFLOAD[@]}" -I/usr/lib/llvm-22/include "$ROOT/c-tests/offload/shared.c" -L/usr/lib/llvm-22/lib -lLLVMOffload -ldl -o "$O/shared"
   HAVE_OL=1
 fi
@@ -154,6 +156,11 @@ if [ $HAVE_OL = 1 ]; then
   if [ $rc = 0 ] && grep -q "^ok [0-9]* checks$" "$O/ol_abuse.out"; then
     ok "ol_abuse.c: bad ranges, sizes, images, symbols and frees on a remote device fail, change nothing, the server serves on"
   else bad "ol_abuse.c (exit $rc)" "$O/ol_abuse.out"; fi
+  OL_TEST_PLATFORM=remote "${MPIRUN[@]}" -x OL_TEST_PLATFORM -np 1 "$O/queues" "$O/kernel.so" 100000 : -np 1 "$SERVER" --devices 1 >"$O/queues.out" 2>&1
+  rc=$?
+  if [ $rc = 0 ] && grep -qE '^ok [0-9]+ checks' "$O/queues.out"; then
+    ok "queues.c (c-tests/offload) on a remote device: blocked host functions, events, waits, 8 threads, frees, shutdown"
+  else bad "queues.c on a remote device (exit $rc)" "$O/queues.out"; fi
   # Both APIs in one process on one remote device: OpenMP device 4 is ol*'s mpi-rank-1:x86_64-0.
   "${MPIRUN[@]}" -np 1 "$O/shared" "$O/kernel.so" 4 mpi-rank-1:x86_64-0 : -np 1 "$SERVER" --devices 1 >"$O/shared.out" 2>&1
   rc=$?

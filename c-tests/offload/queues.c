@@ -30,11 +30,17 @@ static int checks;
 #define TRUE(c) do { if (!(c)) FAIL("%s", #c); ++checks; } while (0)
 
 static ol_device_handle_t cpu, host;
+// The first CPU device, of the platform named by OL_TEST_PLATFORM when it is
+// set (c-tests/mpi runs this on a remote device with OL_TEST_PLATFORM=remote).
 static bool pick(ol_device_handle_t d, void *u) {
   (void)u;
   ol_device_type_t t;
   olGetDeviceInfo(d, OL_DEVICE_INFO_TYPE, sizeof t, &t);
-  if (t == OL_DEVICE_TYPE_CPU && !cpu) cpu = d;
+  const char *want = getenv("OL_TEST_PLATFORM");
+  ol_platform_handle_t p;
+  char name[64] = "";
+  if (want && !olGetDeviceInfo(d, OL_DEVICE_INFO_PLATFORM, sizeof p, &p)) olGetPlatformInfo(p, OL_PLATFORM_INFO_NAME, sizeof name, name);
+  if (t == OL_DEVICE_TYPE_CPU && !cpu && (!want || !strcmp(name, want))) cpu = d;
   if (t == OL_DEVICE_TYPE_HOST) host = d;
   return true;
 }

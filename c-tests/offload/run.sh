@@ -107,6 +107,14 @@ rc=$?
 if [ $rc = 0 ] && grep -qE '^ok [0-9]+ checks' "$O/queues.out"; then
   ok "queues.c: host functions, events and waits in order, 10^6 chained host functions, 8 threads ($(grep -E '^ok' "$O/queues.out"))"
 else bad "queues.c (exit $rc)" "$O/queues.out"; fi
+# The same on deferring queues (the host plugin's test mode: device work runs
+# at synchronisation, as on a GPU stream): a host function that blocks until
+# the main thread frees memory must not hold up the free.
+OMPTARGET_RS_HOST_QUEUES=2 LD_LIBRARY_PATH=$REL timeout 120 "$O/queues" "$O/kernel.so" 100000 >"$O/queues-deferred.out" 2>&1
+rc=$?
+if [ $rc = 0 ] && grep -qE '^ok [0-9]+ checks' "$O/queues-deferred.out"; then
+  ok "queues.c on deferring plugin queues (OMPTARGET_RS_HOST_QUEUES=2)"
+else bad "queues.c on deferring plugin queues (exit $rc)" "$O/queues-deferred.out"; fi
 
 # 4c. Abuse: every bad range, size or symbol refused; the APIs free each other's memory once.
 LD_LIBRARY_PATH=$O/lib timeout 60 "$O/abuse" "$O/kernel.so" >"$O/abuse.out" 2>&1

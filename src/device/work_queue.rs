@@ -321,13 +321,20 @@ impl Shared {
                 continue;
             };
             st.running = seq;
-            drop(st);
             let waits = !matches!(op, Op::Device(_));
-            let mut pre = Ok(());
             if waits && in_flight > 0 {
-                // A host function or a wait runs after the device work before it completed.
-                pre = q.synchronize();
+                // A host function or a wait runs after the device work before
+                // it completed, and that work counts as completed before it
+                // runs: a host function may block until another thread's
+                // `olMemFree` (which waits for device work) returns.
+                drop(st);
+                let pre = q.synchronize();
+                st = self.state.lock();
+                self.complete(&mut st, in_flight, pre);
+                in_flight = 0;
+                self.progress.notify_all();
             }
+            drop(st);
             let r = match op {
                 Op::Device(task) => run_caught(|| task(&mut q)),
                 Op::Host(f) => run_caught(|| {
@@ -338,10 +345,6 @@ impl Shared {
             };
             st = self.state.lock();
             st.running = 0;
-            if waits && in_flight > 0 {
-                self.complete(&mut st, in_flight, pre);
-                in_flight = 0;
-            }
             if q.holds_queue() && r.is_ok() {
                 in_flight = seq;
             } else {
