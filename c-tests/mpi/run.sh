@@ -38,6 +38,9 @@
 #               on the servers: their GPU devices stage through host memory
 #   rpc         device printf of a GPU image (c-tests/gpu/services) on a
 #               remote device of the CUDA stand-in: served on the server
+#   exit_inflight.c
+#               exit (return and exit()) with nowait regions in flight on a
+#               remote device: a clean end
 #   kill.c      a server killed mid-run (--die-after) in a copy from the
 #               host, in a copy to another server and in one from it: a
 #               clear error naming its rank within the timeout, the local
@@ -73,7 +76,7 @@ DIFF=(always_delete_release array_section attach_through_param_pointer enter_exi
   pointer_attach target_data zero_length_sections refcount_steps nowait_shared_input_release nowait_taskwait)
 
 set -e
-for p in basic threads kill copies struct_threads unshareable; do
+for p in basic threads kill copies struct_threads unshareable exit_inflight; do
   clang-22 -O2 -Wall "${OFFLOAD[@]}" "$S/$p.c" -o "$O/$p"
 done
 for p in "${DIFF[@]}" "${UNRUNNABLE[@]%%:*}"; do
@@ -238,6 +241,21 @@ for k in 12 13 14; do
     ok "kill.c --die-after $k: server rank 2 killed mid-run: error naming rank 2 after ${took} s, local and rank 1 devices keep working"
   else bad "kill.c --die-after $k (exit $rc, ${took} s)" "$O/kill$k.out"; fi
 done
+
+# Exit with nowait regions in flight on a remote device, returning from main
+# and calling exit(): a clean end (before: Open MPI aborted the process, a
+# helper thread had called MPI_Test after MPI_Finalize), three times each.
+n_ok=0
+for run in 1 2 3; do
+  for how in "" exit; do
+    "${MPIRUN[@]}" -np 1 "$O/exit_inflight" 4 $how : -np 1 "$SERVER" --devices 1 >"$O/exit_inflight.out" 2>&1
+    rc=$?
+    if [ $rc = 0 ] && [ "$(grep -v '^ *$' "$O/exit_inflight.out")" = "exiting with work in flight" ]; then n_ok=$((n_ok + 1)); else break 2; fi
+  done
+done
+if [ $n_ok = 6 ]; then
+  ok "exit_inflight.c: exit with 16 nowait regions in flight on a remote device ends cleanly (6 runs)"
+else bad "exit_inflight.c (run $((n_ok + 1)), exit $rc)" "$O/exit_inflight.out"; fi
 
 # 7. no servers: only the local devices (without mpirun, and alone in mpirun).
 "$O/basic" >"$O/plain.out" 2>&1

@@ -79,11 +79,53 @@ fn set_error(e: String) -> c_int {
 }
 
 /// Runs `f`, turning errors and panics into -1 with a message.
-fn guard(f: impl FnOnce() -> Result<(), String>) -> c_int {
+fn plain_guard(f: impl FnOnce() -> Result<(), String>) -> c_int {
     match std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)) {
         Ok(Ok(())) => 0,
         Ok(Err(e)) => set_error(e),
         Err(_) => set_error("remote devices: internal error (panic)".into()),
+    }
+}
+
+/// Threads inside an export that may use MPI (counted by [`guard`]), so
+/// that shutdown finalises MPI only once none is.
+static ACTIVE: AtomicUsize = AtomicUsize::new(0);
+/// Set by shutdown: exports that use MPI fail from then on.
+static CLOSING: AtomicBool = AtomicBool::new(false);
+
+/// [`plain_guard`] for an export that may use MPI: counted in [`ACTIVE`]
+/// while it runs, refused once shutdown has begun (MPI is finalised then).
+fn guard(f: impl FnOnce() -> Result<(), String>) -> c_int {
+    // Counted before CLOSING is read (both SeqCst): shutdown sets CLOSING,
+    // then waits for the count, so no call it missed can still be using MPI.
+    ACTIVE.fetch_add(1, Ordering::SeqCst);
+    let _counted = InFlight(&ACTIVE);
+    if CLOSING.load(Ordering::SeqCst) {
+        return set_error("remote devices were shut down: the process is exiting".into());
+    }
+    plain_guard(f)
+}
+
+/// Waits until no thread is inside an export that uses MPI, at most
+/// `limit`; with `settle`, until none has been for that long (work of
+/// several calls in a row, such as a `nowait` region's, finishes).
+fn wait_idle(limit: Duration, settle: Duration) -> bool {
+    let start = Instant::now();
+    let mut idle_since: Option<Instant> = None;
+    loop {
+        let now = Instant::now();
+        if ACTIVE.load(Ordering::SeqCst) == 0 {
+            let since = *idle_since.get_or_insert(now);
+            if now.duration_since(since) >= settle {
+                return true;
+            }
+        } else {
+            idle_since = None;
+        }
+        if now.duration_since(start) >= limit {
+            return false;
+        }
+        std::thread::sleep(Duration::from_millis(1));
     }
 }
 
@@ -432,7 +474,7 @@ pub unsafe extern "C" fn omptarget_rs_remote_error(buf: *mut u8, len: usize) -> 
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn omptarget_rs_remote_describe(device: u32, words: *mut u64, which: u32, buf: *mut u8, len: usize) -> c_int {
     let mut rank = -1;
-    let rc = guard(|| {
+    let rc = plain_guard(|| {
         let c = client()?;
         let (s, d) = c.device(device)?;
         rank = s.rank;
@@ -665,30 +707,47 @@ pub unsafe extern "C" fn omptarget_rs_remote_launch(
 
 /// Ends the servers (SHUTDOWN to each live one), then MPI_Finalize. Later
 /// calls fail. Idempotent.
+///
+/// At exit other threads may still offload (`nowait` regions on libomp's
+/// helper threads, `ol*` queue threads): work in flight is given until
+/// no export has been busy for 50 ms (at most the timeout) to finish, then
+/// exports are refused, and MPI is finalised only once no thread is left
+/// inside one (a call after MPI_Finalize makes Open MPI abort the process).
 #[unsafe(no_mangle)]
 pub extern "C" fn omptarget_rs_remote_shutdown() -> c_int {
-    guard(|| {
-        if let Some(c) = CLIENT.get() {
-            if c.shut_down.load(Ordering::Acquire) {
-                return Ok(());
-            }
-            // With a dead rank, MPI_Finalize (which waits for every rank)
-            // could wait for ever: the servers are told to skip it too.
-            let any_dead = u64::from(c.servers.iter().any(|s| s.dead.lock().is_some()));
-            for s in &c.servers {
-                if s.dead.lock().is_none() {
-                    // SAFETY: no buffers.
-                    if let Err(e) = unsafe { c.call(s, op::SHUTDOWN, 0, [any_dead, 0, 0, 0, 0], None, None) } {
-                        eprintln!("omptarget-rs: {e}");
-                    }
+    plain_guard(|| {
+        let Some(c) = CLIENT.get() else {
+            drop(UNIVERSE.lock().take());
+            return Ok(());
+        };
+        if CLOSING.load(Ordering::SeqCst) {
+            return Ok(());
+        }
+        wait_idle(c.timeout, Duration::from_millis(50));
+        CLOSING.store(true, Ordering::SeqCst);
+        let quiet = wait_idle(c.timeout, Duration::ZERO);
+        if !quiet {
+            eprintln!(
+                "omptarget-rs: remote devices: a thread was still using them {} s after exit began; MPI is left unfinalised",
+                c.timeout.as_secs()
+            );
+        }
+        // With a dead rank, or a thread still inside MPI here, MPI_Finalize
+        // (which waits for every rank) could wait for ever or abort: the
+        // servers are told to skip it too.
+        let skip_finalize = !quiet || c.servers.iter().any(|s| s.dead.lock().is_some());
+        for s in &c.servers {
+            if s.dead.lock().is_none() {
+                // SAFETY: no buffers.
+                if let Err(e) = unsafe { c.call(s, op::SHUTDOWN, 0, [u64::from(skip_finalize), 0, 0, 0, 0], None, None) } {
+                    eprintln!("omptarget-rs: {e}");
                 }
             }
-            c.shut_down.store(true, Ordering::Release);
-            if c.servers.iter().any(|s| s.dead.lock().is_some()) {
-                // A dead rank makes MPI_Finalize wait for it; leave MPI as it is.
-                std::mem::forget(UNIVERSE.lock().take());
-                return Ok(());
-            }
+        }
+        c.shut_down.store(true, Ordering::Release);
+        if skip_finalize || c.servers.iter().any(|s| s.dead.lock().is_some()) {
+            std::mem::forget(UNIVERSE.lock().take());
+            return Ok(());
         }
         drop(UNIVERSE.lock().take());
         Ok(())
