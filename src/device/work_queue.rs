@@ -292,6 +292,14 @@ impl Shared {
         }
     }
 
+    /// Waits, without the lock, for the device work handed to the plugin
+    /// queue (operations up to `*in_flight`) and completes it.
+    fn settle(&self, q: &mut Queue, st: &mut parking_lot::MutexGuard<'_, State>, in_flight: &mut u64) {
+        let r = parking_lot::MutexGuard::unlocked(st, || q.synchronize());
+        self.complete(st, *in_flight, r);
+        *in_flight = 0;
+    }
+
     /// The worker thread.
     fn run(self: Arc<Self>) {
         WORKER_OF.with(|w| w.set(Arc::as_ptr(&self) as usize));
@@ -302,11 +310,7 @@ impl Shared {
         loop {
             let Some((seq, op)) = st.ops.pop_front() else {
                 if in_flight > 0 {
-                    drop(st);
-                    let r = q.synchronize();
-                    st = self.state.lock();
-                    self.complete(&mut st, in_flight, r);
-                    in_flight = 0;
+                    self.settle(&mut q, &mut st, &mut in_flight);
                     self.progress.notify_all();
                     continue;
                 }
@@ -327,11 +331,7 @@ impl Shared {
                 // it completed, and that work counts as completed before it
                 // runs: a host function may block until another thread's
                 // `olMemFree` (which waits for device work) returns.
-                drop(st);
-                let pre = q.synchronize();
-                st = self.state.lock();
-                self.complete(&mut st, in_flight, pre);
-                in_flight = 0;
+                self.settle(&mut q, &mut st, &mut in_flight);
                 self.progress.notify_all();
             }
             drop(st);
@@ -350,11 +350,7 @@ impl Shared {
             } else {
                 if in_flight > 0 && r.is_err() {
                     // Keep the order of completion: what was in flight completes first.
-                    drop(st);
-                    let p = q.synchronize();
-                    st = self.state.lock();
-                    self.complete(&mut st, in_flight, p);
-                    in_flight = 0;
+                    self.settle(&mut q, &mut st, &mut in_flight);
                 }
                 if in_flight == 0 {
                     self.complete(&mut st, seq, r);
