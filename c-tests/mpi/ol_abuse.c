@@ -17,38 +17,19 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <offload/OffloadAPI.h>
+#include "../offload/ol_checks.h"
 
-static int checks;
-#define FAIL(...) do { printf("FAIL line %d: ", __LINE__); printf(__VA_ARGS__); printf("\n"); exit(1); } while (0)
-#define OK(call) do { ol_result_t r_ = (call); if (r_) FAIL("%s -> %d %s", #call, r_->Code, r_->Details); ++checks; } while (0)
-#define BAD(call) do { ol_result_t r_ = (call); if (!r_) FAIL("%s succeeded", #call); ++checks; } while (0)
 // A queued call may be refused at once or fail the queue's next synchronisation.
 #define QBAD(call) do { ol_result_t r_ = (call); if (!r_ && !olSyncQueue(q)) FAIL("%s succeeded, and so did the synchronisation", #call); ++checks; } while (0)
-#define TRUE(c) do { if (!(c)) FAIL("%s", #c); ++checks; } while (0)
 
 static ol_device_handle_t remote, host;
 static bool pick(ol_device_handle_t d, void *u) {
   (void)u;
-  ol_platform_handle_t p;
-  char name[64];
-  olGetDeviceInfo(d, OL_DEVICE_INFO_PLATFORM, sizeof p, &p);
-  olGetPlatformInfo(p, OL_PLATFORM_INFO_NAME, sizeof name, name);
-  ol_platform_backend_t be;
-  olGetPlatformInfo(p, OL_PLATFORM_INFO_BACKEND, sizeof be, &be);
-  if (be == OL_PLATFORM_BACKEND_HOST) host = d;
-  if (!strcmp(name, "remote") && !remote) remote = d;
+  ol_device_type_t t;
+  olGetDeviceInfo(d, OL_DEVICE_INFO_TYPE, sizeof t, &t);
+  if (t == OL_DEVICE_TYPE_HOST) host = d;
+  if (!remote && on_platform(d, "remote")) remote = d;
   return true;
-}
-
-static void *slurp(const char *path, size_t *size) {
-  FILE *f = fopen(path, "rb");
-  if (!f) FAIL("cannot open %s", path);
-  fseek(f, 0, SEEK_END); *size = (size_t)ftell(f); fseek(f, 0, SEEK_SET);
-  void *p = malloc(*size);
-  if (fread(p, 1, *size, f) != *size) FAIL("cannot read %s", path);
-  fclose(f);
-  return p;
 }
 
 int main(int argc, char **argv) {

@@ -15,15 +15,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <offload/OffloadAPI.h>
+#include "ol_checks.h"
 #include <omp.h>
 
-static int checks;
-#define FAIL(...) do { printf("FAIL line %d: ", __LINE__); printf(__VA_ARGS__); printf("\n"); exit(1); } while (0)
-#define OK(call) do { ol_result_t r_ = (call); if (r_) FAIL("%s -> %d %s", #call, r_->Code, r_->Details); ++checks; } while (0)
-#define ERR(call, code) do { ol_result_t r_ = (call); if (!r_ || r_->Code != (code)) FAIL("%s -> %s, expected %d", #call, r_ ? r_->Details : "success", (int)(code)); ++checks; } while (0)
-#define BAD(call) do { ol_result_t r_ = (call); if (!r_) FAIL("%s succeeded", #call); ++checks; } while (0)
-#define TRUE(c) do { if (!(c)) FAIL("%s", #c); ++checks; } while (0)
 
 static ol_device_handle_t cpu, host;
 static bool pick(ol_device_handle_t d, void *u) {
@@ -33,16 +27,6 @@ static bool pick(ol_device_handle_t d, void *u) {
   if (t == OL_DEVICE_TYPE_CPU && !cpu) cpu = d;
   if (t == OL_DEVICE_TYPE_HOST) host = d;
   return true;
-}
-
-static void *slurp(const char *path, size_t *size) {
-  FILE *f = fopen(path, "rb");
-  if (!f) FAIL("cannot open %s", path);
-  fseek(f, 0, SEEK_END); *size = (size_t)ftell(f); fseek(f, 0, SEEK_SET);
-  void *p = malloc(*size);
-  if (fread(p, 1, *size, f) != *size) FAIL("cannot read %s", path);
-  fclose(f);
-  return p;
 }
 
 int main(int argc, char **argv) {

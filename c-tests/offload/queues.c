@@ -21,13 +21,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <offload/OffloadAPI.h>
+#include "ol_checks.h"
 
-static int checks;
-#define FAIL(...) do { printf("FAIL line %d: ", __LINE__); printf(__VA_ARGS__); printf("\n"); exit(1); } while (0)
-#define OK(call) do { ol_result_t r_ = (call); if (r_) FAIL("%s -> %d %s", #call, r_->Code, r_->Details); ++checks; } while (0)
-#define ERR(call, code) do { ol_result_t r_ = (call); if (!r_ || r_->Code != (code)) FAIL("%s -> %d, expected %d", #call, r_ ? (int)r_->Code : 0, (int)(code)); ++checks; } while (0)
-#define TRUE(c) do { if (!(c)) FAIL("%s", #c); ++checks; } while (0)
 
 static ol_device_handle_t cpu, host;
 // The first CPU device, of the platform named by OL_TEST_PLATFORM when it is
@@ -37,10 +32,7 @@ static bool pick(ol_device_handle_t d, void *u) {
   ol_device_type_t t;
   olGetDeviceInfo(d, OL_DEVICE_INFO_TYPE, sizeof t, &t);
   const char *want = getenv("OL_TEST_PLATFORM");
-  ol_platform_handle_t p;
-  char name[64] = "";
-  if (want && !olGetDeviceInfo(d, OL_DEVICE_INFO_PLATFORM, sizeof p, &p)) olGetPlatformInfo(p, OL_PLATFORM_INFO_NAME, sizeof name, name);
-  if (t == OL_DEVICE_TYPE_CPU && !cpu && (!want || !strcmp(name, want))) cpu = d;
+  if (t == OL_DEVICE_TYPE_CPU && !cpu && (!want || on_platform(d, want))) cpu = d;
   if (t == OL_DEVICE_TYPE_HOST) host = d;
   return true;
 }
@@ -121,16 +113,6 @@ static void *worker(void *arg) {
   OK(olMemFree(da)); OK(olMemFree(db)); OK(olMemFree(dout));
   OK(olDestroyQueue(q));
   return NULL;
-}
-
-static void *slurp(const char *path, size_t *size) {
-  FILE *f = fopen(path, "rb");
-  if (!f) FAIL("cannot open %s", path);
-  fseek(f, 0, SEEK_END); *size = (size_t)ftell(f); fseek(f, 0, SEEK_SET);
-  void *p = malloc(*size);
-  if (fread(p, 1, *size, f) != *size) FAIL("cannot read %s", path);
-  fclose(f);
-  return p;
 }
 
 int main(int argc, char **argv) {
